@@ -1,0 +1,2 @@
+//! Shared inputs for the grpo-rs benchmarks (`cargo bench -p grpo-benches`).
+#![warn(missing_docs)]

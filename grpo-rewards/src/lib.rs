@@ -1,0 +1,15 @@
+//! Verifiable rewards for GRPO-style reinforcement learning.
+//!
+//! A reward looks at a model's completion for a task and says how good it is, with a reason:
+//! is the math answer equivalent to the reference, does the generated Python pass its tests
+//! inside a wasmtime sandbox, is the `<think>…</think><answer>…</answer>` format kept. Rewards
+//! score a whole group of completions at once ([`Reward`]), and every outcome is a value with a
+//! [`Verdict`], never a panic.
+#![deny(clippy::unwrap_used)]
+#![warn(missing_docs)]
+
+pub mod result;
+pub mod reward;
+
+pub use result::{RunResult, RunStatus, ScoredResult, TestOutcome, Verdict, VerdictKind};
+pub use reward::{Reward, Score};

@@ -1,0 +1,175 @@
+//! The result shapes shared by the library, the `grpo` command line and the HTTP service.
+//!
+//! A *run result* describes one sandboxed program; a *scored result* describes one completion
+//! of one task. Both serialise to the JSON documented in DESIGN.md.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// How a sandboxed program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Exited with status 0 and its output is complete.
+    Ok,
+    /// Non-zero exit or an uncaught exception.
+    Error,
+    /// Ran past its CPU or wall-clock limit.
+    Timeout,
+    /// Hit its memory cap.
+    MemoryLimit,
+    /// Wrote more than its output cap; the output was truncated (never `ok`).
+    OutputLimit,
+    /// A trap or a host-side failure.
+    Crash,
+}
+
+/// One sandboxed program's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// How the program ended.
+    pub status: RunStatus,
+    /// The exit code, when the program exited.
+    pub exit_code: Option<i32>,
+    /// Standard output (lossy UTF-8, possibly truncated).
+    pub stdout: String,
+    /// Standard error (lossy UTF-8, possibly truncated).
+    pub stderr: String,
+    /// Wall-clock time of the run.
+    pub duration_ms: f64,
+    /// Whether stdout or stderr was cut at its cap.
+    pub truncated: bool,
+}
+
+/// The category of a verdict on one completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    /// The accuracy check fully passed.
+    Correct,
+    /// An answer was found and parsed, but is not equivalent to the reference.
+    WrongAnswer,
+    /// No answer could be found in the completion.
+    NoAnswer,
+    /// An answer was found but could not be parsed.
+    Unparsable,
+    /// The program ran, but not every test passed.
+    TestsFailed,
+    /// The program ran out of time.
+    Timeout,
+    /// The program ran out of memory.
+    MemoryLimit,
+    /// The program wrote more output than allowed.
+    OutputLimit,
+    /// The program crashed, or the checker failed on our side.
+    Crash,
+}
+
+impl VerdictKind {
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerdictKind::Correct => "correct",
+            VerdictKind::WrongAnswer => "wrong_answer",
+            VerdictKind::NoAnswer => "no_answer",
+            VerdictKind::Unparsable => "unparsable",
+            VerdictKind::TestsFailed => "tests_failed",
+            VerdictKind::Timeout => "timeout",
+            VerdictKind::MemoryLimit => "memory_limit",
+            VerdictKind::OutputLimit => "output_limit",
+            VerdictKind::Crash => "crash",
+        }
+    }
+}
+
+/// The outcome of one test case of a code task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestOutcome {
+    /// Index of the case in the task's tests (0 for a single assert block).
+    pub index: usize,
+    /// Whether the case passed.
+    pub passed: bool,
+    /// How the program run for this case ended.
+    pub status: RunStatus,
+    /// A short explanation (the assertion, the first differing line, the limit hit).
+    pub reason: String,
+}
+
+/// Why a completion got its score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The category.
+    pub kind: VerdictKind,
+    /// A sentence a person can read.
+    pub reason: String,
+    /// Per-test outcomes, for code tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<Vec<TestOutcome>>,
+}
+
+impl Verdict {
+    /// A verdict without per-test outcomes.
+    pub fn new(kind: VerdictKind, reason: impl Into<String>) -> Self {
+        Verdict { kind, reason: reason.into(), tests: None }
+    }
+
+    /// Whether the verdict is [`VerdictKind::Correct`].
+    pub fn is_correct(&self) -> bool {
+        self.kind == VerdictKind::Correct
+    }
+}
+
+/// One completion of one task, scored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoredResult {
+    /// The task's id.
+    pub task_id: String,
+    /// The weighted total of the reward components.
+    pub reward: f64,
+    /// Each component's value, by reward name (missing components are absent).
+    pub rewards: BTreeMap<String, f64>,
+    /// Whether the accuracy component fully passed, regardless of format or partial credit.
+    pub correct: bool,
+    /// The accuracy component's verdict.
+    pub verdict: Verdict,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_kinds_serialise_as_documented() {
+        for kind in [
+            VerdictKind::Correct,
+            VerdictKind::WrongAnswer,
+            VerdictKind::NoAnswer,
+            VerdictKind::Unparsable,
+            VerdictKind::TestsFailed,
+            VerdictKind::Timeout,
+            VerdictKind::MemoryLimit,
+            VerdictKind::OutputLimit,
+            VerdictKind::Crash,
+        ] {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+        }
+    }
+
+    #[test]
+    fn run_result_json_shape() {
+        let r = RunResult {
+            status: RunStatus::OutputLimit,
+            exit_code: None,
+            stdout: "x".into(),
+            stderr: String::new(),
+            duration_ms: 1.5,
+            truncated: true,
+        };
+        let v: serde_json::Value = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["status"], "output_limit");
+        assert!(v["exit_code"].is_null());
+        assert_eq!(v["truncated"], true);
+    }
+}

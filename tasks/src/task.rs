@@ -1,0 +1,290 @@
+//! The task schema: one problem per JSONL line, tagged by `kind`.
+//!
+//! ```
+//! use grpo_tasks::Task;
+//! let line = r#"{"id":"a1","kind":"math","prompt":"What is 2+3?","answer":"5"}"#;
+//! let task: Task = serde_json::from_str(line).unwrap();
+//! assert_eq!(task.id(), "a1");
+//! assert_eq!(task.kind_name(), "math");
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+/// Free-form information about a task: source, license, difficulty, anything else.
+pub type Metadata = serde_json::Map<String, serde_json::Value>;
+
+/// One problem of a task pack.
+///
+/// Unknown fields are rejected everywhere except under `metadata`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Task {
+    /// A math problem with a reference answer checked for equivalence.
+    Math(MathTask),
+    /// A program to write, checked by running tests in the sandbox.
+    Code(CodeTask),
+    /// The TinyZero countdown game: combine `numbers` to reach `target`.
+    Countdown(CountdownTask),
+}
+
+/// A math problem: the completion's final answer must be equivalent to `answer`
+/// (or to one of `alternatives`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MathTask {
+    /// Unique id within the pack.
+    pub id: String,
+    /// The problem as a person would read it, without template.
+    pub prompt: String,
+    /// The reference answer (plain math or LaTeX).
+    pub answer: String,
+    /// Other accepted answers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<String>,
+    /// Source, license, difficulty, anything else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// The countdown game: an arithmetic expression over `numbers` that evaluates, exactly in
+/// rationals, to `target`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountdownTask {
+    /// Unique id within the pack.
+    pub id: String,
+    /// The problem as a person would read it, without template.
+    pub prompt: String,
+    /// The numbers available.
+    pub numbers: Vec<i64>,
+    /// The value to reach.
+    pub target: i64,
+    /// `true` (default, the TinyZero rule): each number exactly once; `false`: at most once.
+    #[serde(default = "default_true")]
+    pub use_all: bool,
+    /// A known solution expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// Source, license, difficulty, anything else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// A programming problem checked by running tests in the sandbox.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodeTask {
+    /// Unique id within the pack.
+    pub id: String,
+    /// The problem as a person would read it (for `prefix` mode: the code the completion continues).
+    pub prompt: String,
+    /// The programming language (only Python today).
+    pub language: Language,
+    /// How the program is assembled from prompt and completion.
+    pub mode: CodeMode,
+    /// The tests that decide correctness.
+    pub tests: CodeTests,
+    /// A reference solution (in `prefix` mode: the body that continues the prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// CPU time limit for one run, overriding the sandbox default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit_ms: Option<u64>,
+    /// Memory cap for one run, overriding the sandbox default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    /// Source, license, difficulty, anything else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// Languages the sandbox runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    /// CPython 3.14 for WASI.
+    Python,
+}
+
+/// How the program is assembled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CodeMode {
+    /// The completion continues `prompt` (HumanEval style): program = prompt + code + tests.
+    Prefix,
+    /// The completion holds the whole solution: program = code + tests.
+    Full,
+}
+
+/// The tests of a code task, tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum CodeTests {
+    /// HumanEval/MBPP style: `code` defines `check(candidate)` (or plain asserts), called on
+    /// `entry_point` when given.
+    Assert(AssertTests),
+    /// Program reads stdin and writes stdout; output lines are compared whitespace-normalised.
+    Stdio(StdioTests),
+    /// Function calls: `entry_point(*args) == expected`.
+    Call(CallTests),
+}
+
+/// Assert-style tests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssertTests {
+    /// Test code: asserts, or a `check(candidate)` function.
+    pub code: String,
+    /// The function under test, passed to `check` when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_point: Option<String>,
+}
+
+/// Stdin/stdout cases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StdioTests {
+    /// The cases, each run as a separate program execution.
+    pub cases: Vec<StdioCase>,
+    /// When set, numeric tokens match within this absolute-or-relative tolerance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub float_tolerance: Option<f64>,
+}
+
+/// One stdin/stdout case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StdioCase {
+    /// Bytes fed to the program's stdin.
+    pub stdin: String,
+    /// The expected stdout.
+    pub stdout: String,
+}
+
+/// Function-call cases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallTests {
+    /// The function to call.
+    pub entry_point: String,
+    /// The cases.
+    pub cases: Vec<CallCase>,
+    /// When set, floats match within this absolute-or-relative tolerance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub float_tolerance: Option<f64>,
+}
+
+/// One call case: `entry_point(*args)` must equal `expected`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallCase {
+    /// Positional arguments, as JSON values.
+    pub args: Vec<serde_json::Value>,
+    /// The expected return value, as a JSON value.
+    pub expected: serde_json::Value,
+}
+
+/// The kind of a task, without its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskKind {
+    /// [`Task::Math`].
+    Math,
+    /// [`Task::Code`].
+    Code,
+    /// [`Task::Countdown`].
+    Countdown,
+}
+
+impl Task {
+    /// The task's unique id.
+    pub fn id(&self) -> &str {
+        match self {
+            Task::Math(t) => &t.id,
+            Task::Code(t) => &t.id,
+            Task::Countdown(t) => &t.id,
+        }
+    }
+
+    /// The problem text, without template.
+    pub fn prompt(&self) -> &str {
+        match self {
+            Task::Math(t) => &t.prompt,
+            Task::Code(t) => &t.prompt,
+            Task::Countdown(t) => &t.prompt,
+        }
+    }
+
+    /// The task's metadata, if any.
+    pub fn metadata(&self) -> Option<&Metadata> {
+        match self {
+            Task::Math(t) => t.metadata.as_ref(),
+            Task::Code(t) => t.metadata.as_ref(),
+            Task::Countdown(t) => t.metadata.as_ref(),
+        }
+    }
+
+    /// The task's kind.
+    pub fn kind(&self) -> TaskKind {
+        match self {
+            Task::Math(_) => TaskKind::Math,
+            Task::Code(_) => TaskKind::Code,
+            Task::Countdown(_) => TaskKind::Countdown,
+        }
+    }
+
+    /// The kind as written in JSONL (`math`, `code`, `countdown`).
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind() {
+            TaskKind::Math => "math",
+            TaskKind::Code => "code",
+            TaskKind::Countdown => "countdown",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_field_is_rejected_in_every_kind() {
+        for line in [
+            r#"{"id":"a","kind":"math","prompt":"p","answer":"1","extra":1}"#,
+            r#"{"id":"a","kind":"countdown","prompt":"p","numbers":[1,2],"target":3,"extra":1}"#,
+            r#"{"id":"a","kind":"code","prompt":"p","language":"python","mode":"full","tests":{"type":"stdio","cases":[]},"extra":1}"#,
+        ] {
+            let err = serde_json::from_str::<Task>(line).unwrap_err().to_string();
+            assert!(err.contains("extra"), "{err}");
+        }
+    }
+
+    #[test]
+    fn metadata_takes_anything() {
+        let line = r#"{"id":"a","kind":"math","prompt":"p","answer":"1","metadata":{"x":{"y":[1]}}}"#;
+        let task: Task = serde_json::from_str(line).unwrap();
+        assert_eq!(task.metadata().unwrap()["x"]["y"][0], 1);
+    }
+
+    #[test]
+    fn code_task_round_trips() {
+        let line = r#"{"id":"c","kind":"code","prompt":"def f(x):\n","language":"python","mode":"prefix","tests":{"type":"call","entry_point":"f","cases":[{"args":[1],"expected":2}]},"time_limit_ms":500}"#;
+        let task: Task = serde_json::from_str(line).unwrap();
+        let back: Task = serde_json::from_str(&serde_json::to_string(&task).unwrap()).unwrap();
+        assert_eq!(task, back);
+        assert_eq!(task.kind(), TaskKind::Code);
+    }
+
+    #[test]
+    fn countdown_defaults_to_use_all() {
+        let line = r#"{"id":"a","kind":"countdown","prompt":"p","numbers":[1,2],"target":3}"#;
+        let Task::Countdown(t) = serde_json::from_str::<Task>(line).unwrap() else {
+            panic!("not countdown")
+        };
+        assert!(t.use_all);
+    }
+}
