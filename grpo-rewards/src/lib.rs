@@ -8,6 +8,7 @@
 #![deny(clippy::unwrap_used)]
 #![warn(missing_docs)]
 
+pub mod code;
 pub mod result;
 pub mod reward;
 

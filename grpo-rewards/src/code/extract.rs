@@ -1,0 +1,182 @@
+//! Finding the code in a completion.
+//!
+//! The rule (DESIGN.md "Task packs"): the last fenced Python block (```` ```python ````,
+//! ```` ```py ````, ```` ```python3 ````, any case) when there is one; otherwise the last
+//! untagged fenced block; otherwise the completion as it is. A fence left open at the end (a
+//! generation cut by the token limit) counts as closed by the end of the text.
+
+use grpo_tasks::{CodeMode, CodeTask, CodeTests};
+
+/// A block found between fences.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fenced<'a> {
+    tag: &'a str,
+    body: &'a str,
+}
+
+fn fenced_blocks(text: &str) -> Vec<Fenced<'_>> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("```") {
+        let after = &rest[open + 3..];
+        let (tag, body_start) = match after.find('\n') {
+            Some(nl) => (after[..nl].trim(), nl + 1),
+            None => break,
+        };
+        let body_and_more = &after[body_start..];
+        match find_closing_fence(body_and_more) {
+            Some((body_end, next)) => {
+                blocks.push(Fenced { tag, body: &body_and_more[..body_end] });
+                rest = &body_and_more[next..];
+            }
+            None => {
+                blocks.push(Fenced { tag, body: body_and_more });
+                break;
+            }
+        }
+    }
+    blocks
+}
+
+/// A closing fence is ``` at the start of a line (after optional indentation).
+fn find_closing_fence(text: &str) -> Option<(usize, usize)> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            return Some((offset, offset + line.len()));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+fn is_python_tag(tag: &str) -> bool {
+    let tag = tag.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+    matches!(tag.as_str(), "python" | "py" | "python3")
+}
+
+/// The code of a completion: the last fenced Python block, else the last untagged fenced
+/// block, else `None` (the caller uses the completion as it is).
+pub fn fenced_code(completion: &str) -> Option<&str> {
+    let blocks = fenced_blocks(completion);
+    blocks
+        .iter()
+        .rev()
+        .find(|b| is_python_tag(b.tag))
+        .or_else(|| blocks.iter().rev().find(|b| b.tag.is_empty()))
+        .map(|b| b.body)
+}
+
+/// The code of a completion, or the completion itself when it has no fenced block.
+pub fn extract_code(completion: &str) -> &str {
+    fenced_code(completion).unwrap_or(completion)
+}
+
+/// The function a code task tests, when its tests name one.
+pub fn entry_point(task: &CodeTask) -> Option<&str> {
+    match &task.tests {
+        CodeTests::Assert(t) => t.entry_point.as_deref(),
+        CodeTests::Call(t) => Some(&t.entry_point),
+        CodeTests::Stdio(_) => None,
+    }
+}
+
+/// The program a completion stands for.
+///
+/// - `full` mode: the extracted code.
+/// - `prefix` mode: `prompt + completion` (the completion continues the prompt's function),
+///   except when the completion has a fenced block that defines the entry point itself: then
+///   the prompt's import lines followed by that block (models often restate the function).
+pub fn program_for(task: &CodeTask, completion: &str) -> String {
+    match task.mode {
+        CodeMode::Full => extract_code(completion).to_owned(),
+        CodeMode::Prefix => {
+            if let (Some(code), Some(entry)) = (fenced_code(completion), entry_point(task))
+                && defines(code, entry)
+            {
+                let imports: String = task
+                    .prompt
+                    .lines()
+                    .filter(|l| l.starts_with("import ") || l.starts_with("from "))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                return format!("{imports}{code}");
+            }
+            format!("{}{}", task.prompt, completion)
+        }
+    }
+}
+
+fn defines(code: &str, name: &str) -> bool {
+    code.lines().any(|line| {
+        let line = line.trim_start();
+        let rest = line.strip_prefix("async def ").or_else(|| line.strip_prefix("def "));
+        rest.is_some_and(|r| r.strip_prefix(name).is_some_and(|after| after.trim_start().starts_with('(')))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extraction_table() {
+        let cases: &[(&str, &str)] = &[
+            ("x = 1", "x = 1"),
+            ("text\n```python\na = 1\n```\nmore", "a = 1\n"),
+            ("```py\na\n```\n```python\nb\n```", "b\n"),
+            // A later untagged block does not beat a python block.
+            ("```python\na\n```\n```\nb\n```", "a\n"),
+            // Non-python tagged blocks are ignored; untagged is the fallback.
+            ("```bash\nls\n```\n```\nb\n```", "b\n"),
+            ("```Python3\nc\n```", "c\n"),
+            // Open fence at the end (cut generation).
+            ("```python\ndef f():\n    return 1", "def f():\n    return 1"),
+            ("```python\n```", ""),
+            // Indented closing fence.
+            ("```python\nz\n  ```\n", "z\n"),
+            // Only a shell block: the completion as is.
+            ("```sh\nls\n```", "```sh\nls\n```"),
+        ];
+        for (completion, want) in cases {
+            assert_eq!(extract_code(completion), *want, "{completion:?}");
+        }
+    }
+
+    fn task(mode: &str) -> CodeTask {
+        let line = format!(
+            r#"{{"id":"t","prompt":"from typing import List\n\ndef f(x: List[int]) -> int:\n","language":"python","mode":"{mode}","tests":{{"type":"assert","code":"","entry_point":"f"}}}}"#
+        );
+        serde_json::from_str(&line).unwrap()
+    }
+
+    #[test]
+    fn prefix_mode_continues_the_prompt() {
+        let t = task("prefix");
+        assert_eq!(program_for(&t, "    return 1\n"), format!("{}    return 1\n", t.prompt));
+    }
+
+    #[test]
+    fn prefix_mode_takes_a_restated_function_with_the_prompt_imports() {
+        let t = task("prefix");
+        let completion = "Here:\n```python\ndef f(x):\n    return 2\n```";
+        assert_eq!(program_for(&t, completion), "from typing import List\ndef f(x):\n    return 2\n");
+        // A fenced helper that does not define f is still a continuation.
+        let completion = "```python\n    return 3\n```";
+        assert!(program_for(&t, completion).starts_with(&t.prompt));
+    }
+
+    #[test]
+    fn full_mode_extracts() {
+        let t = task("full");
+        assert_eq!(program_for(&t, "```python\nprint(1)\n```"), "print(1)\n");
+    }
+
+    #[test]
+    fn defines_matches_def_lines_only() {
+        assert!(defines("def f(x):", "f"));
+        assert!(defines("  async def f (x):", "f"));
+        assert!(!defines("def ff(x):", "f"));
+        assert!(!defines("f(x)", "f"));
+    }
+}

@@ -1,0 +1,302 @@
+"""Test harness of the grpo-rs Python sandbox.
+
+Sent by the host with every run (it is not part of the interpreter snapshot) and started by
+the snapshot's bootstrap as `main(job)`. It runs the candidate program in a fresh namespace,
+runs the task's tests, and reports one line on stderr:
+
+    \\x1egrpo-report <nonce> <json>\\n
+
+where `nonce` is a per-run random value the host generated and the program never sees in its
+own namespace, files or environment. The host only believes a report that carries its nonce,
+so a program that exits early, crashes the harness or prints a fake report gets no credit.
+Everything the harness needs is captured before the program runs, so a program that
+monkeypatches builtins, `sys`, `os` or `json` does not change what the harness does.
+"""
+
+# Every function below resolves builtins through this private copy, taken before the program
+# runs, so `builtins.len = ...` in a program does not reach the harness.
+import builtins as _builtins_module
+
+__builtins__ = dict(vars(_builtins_module))
+
+
+def main(job):
+    import builtins
+    import os
+    import sys
+    import traceback
+
+    # Pristine references, taken before any program code runs.
+    write = os.write
+    hard_exit = os._exit
+    type_ = type
+    isinstance_ = isinstance
+    len_ = len
+    repr_ = repr
+    str_ = str
+    range_ = range
+    zip_ = zip
+    abs_ = abs
+    max_ = max
+    min_ = min
+    float_ = float
+    int_ = int
+    bool_ = bool
+    list_ = list
+    tuple_ = tuple
+    dict_ = dict
+    exec_ = exec
+    compile_ = compile
+    base_exception = BaseException
+    system_exit = SystemExit
+    format_exc = traceback.format_exception
+    real_stdout = sys.stdout
+    real_stderr = sys.stderr
+    settrace = sys.settrace
+    setprofile = sys.setprofile
+    pristine_builtins = dict_(vars(builtins))
+    dumps = __import__("json").dumps
+
+    guarded_names = (
+        "builtins math cmath operator functools itertools collections re json string "
+        "fractions decimal statistics heapq bisect copy typing"
+    ).split()
+    guarded = []
+    for name in guarded_names:
+        module = sys.modules.get(name)
+        if module is not None:
+            guarded.append((name, module, dict_(vars(module))))
+
+    nonce = job.pop("nonce")
+    mode = job["mode"]
+
+    def tampered():
+        """Names of guarded module attributes the program replaced or removed."""
+        changed = []
+        for name, module, saved in guarded:
+            current = vars(module)
+            for key, value in saved.items():
+                if key not in current or current[key] is not value:
+                    if key != "__builtins__":
+                        changed.append(name + "." + key)
+        return changed
+
+    def short(text, limit=300):
+        text = str_(text)
+        return text if len_(text) <= limit else text[:limit] + "..."
+
+    def describe(exc):
+        """A one-line reason for an exception raised by program or tests."""
+        name = type_(exc).__name__
+        if isinstance_(exc, AssertionError):
+            # The failing assert's source line, from the innermost frame in the tests.
+            tb = exc.__traceback__
+            line = ""
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename in ("<tests>", "<solution>"):
+                    try:
+                        line = sources[tb.tb_frame.f_code.co_filename].splitlines()[tb.tb_lineno - 1].strip()
+                    except base_exception:
+                        line = ""
+                tb = tb.tb_next
+            message = str_(exc)
+            detail = line or message or "assertion failed"
+            return "AssertionError: " + short(detail)
+        if isinstance_(exc, system_exit):
+            return "program called exit(" + short(repr_(exc.code), 40) + ") during the tests"
+        return name + ": " + short(exc)
+
+    def print_traceback(exc):
+        try:
+            text = "".join(format_exc(type_(exc), exc, exc.__traceback__))
+            write(2, text.encode("utf-8", "replace"))
+        except base_exception:
+            pass
+
+    def flush_stdio():
+        for stream in (sys.stdout, sys.stderr, real_stdout, real_stderr):
+            try:
+                stream.flush()
+            except base_exception:
+                pass
+
+    def finish(report, exit_code):
+        settrace(None)
+        setprofile(None)
+        flush_stdio()
+        changed = tampered()
+        if changed:
+            report["tampered"] = changed[:10]
+            for case in report.get("cases", []):
+                case["passed"] = False
+                case["reason"] = "the program replaced " + ", ".join(changed[:3])
+        line = "\n\x1egrpo-report " + nonce + " " + dumps(report) + "\n"
+        write(2, line.encode("utf-8", "replace"))
+        hard_exit(exit_code)
+
+    def clean_namespace(name):
+        return {"__name__": name, "__builtins__": builtins}
+
+    sources = {"<solution>": job["program"], "<tests>": job.get("test") or ""}
+
+    def load_program(namespace):
+        """Runs the program's top level; returns None or a failure reason."""
+        try:
+            code = compile_(job["program"], "<solution>", "exec")
+        except base_exception as exc:
+            print_traceback(exc)
+            return "the program does not compile: " + describe(exc)
+        try:
+            exec_(code, namespace)
+        except system_exit as exc:
+            return "program called exit(" + short(repr_(exc.code), 40) + ") before the tests ran"
+        except base_exception as exc:
+            print_traceback(exc)
+            return "the program raised " + describe(exc)
+        return None
+
+    try:
+        os.chdir("/tmp")
+    except base_exception:
+        pass
+
+    if mode == "script":
+        namespace = clean_namespace("__main__")
+        exit_code = 0
+        try:
+            code = compile_(job["program"], "<solution>", "exec")
+            exec_(code, namespace)
+        except system_exit as exc:
+            code_ = exc.code
+            if code_ is None:
+                exit_code = 0
+            elif isinstance_(code_, int_):
+                exit_code = code_ & 0xFF
+            else:
+                try:
+                    write(2, (str_(code_) + "\n").encode("utf-8", "replace"))
+                except base_exception:
+                    pass
+                exit_code = 1
+        except base_exception as exc:
+            print_traceback(exc)
+            exit_code = 1
+        finish({"mode": "script", "exit_code": exit_code}, exit_code)
+        return
+
+    def plain_eq_type(value):
+        """Whether `value` (recursively) is plain data, so `==` on it cannot be faked."""
+        t = type_(value)
+        if t in (type_(None), bool_, int_, float_, complex, str_, bytes, bytearray):
+            return True
+        if t in (list_, tuple_, set, frozenset):
+            return all(plain_eq_type(v) for v in value)
+        if t is dict_:
+            return all(plain_eq_type(k) and plain_eq_type(v) for k, v in value.items())
+        # Other objects are fine unless their class overrides equality.
+        return getattr(t, "__eq__", None) is object.__eq__ and getattr(t, "__ne__", None) is object.__ne__
+
+    def guard(function):
+        """Wraps the function under test so it cannot return an always-equal object."""
+
+        def guarded_call(*args, **kwargs):
+            result = function(*args, **kwargs)
+            if not plain_eq_type(result):
+                raise AssertionError("the function returned an object that overrides ==")
+            return result
+
+        guarded_call.__name__ = getattr(function, "__name__", "candidate")
+        guarded_call.__wrapped__ = function
+        return guarded_call
+
+    def test_namespace(program_namespace, entry_point):
+        """The program's names, but builtins restored and the entry point guarded."""
+        namespace = dict_(program_namespace)
+        for key in list_(namespace):
+            if key in pristine_builtins and key != entry_point and not key.startswith("__"):
+                del namespace[key]
+        namespace["__builtins__"] = dict_(pristine_builtins)
+        namespace["__name__"] = "__tests__"
+        if entry_point and callable(namespace.get(entry_point)):
+            namespace[entry_point] = guard(namespace[entry_point])
+        return namespace
+
+    if mode == "assert":
+        entry_point = job.get("entry_point")
+        namespace = clean_namespace("solution")
+        failure = load_program(namespace)
+        if failure is None and entry_point and not callable(namespace.get(entry_point)):
+            failure = "the program does not define " + entry_point + "()"
+        if failure is None:
+            tests_ns = test_namespace(namespace, entry_point)
+            try:
+                settrace(None)
+                setprofile(None)
+                exec_(compile_(job["test"], "<tests>", "exec"), tests_ns)
+                if entry_point and callable(tests_ns.get("check")):
+                    tests_ns["check"](tests_ns[entry_point])
+            except base_exception as exc:
+                failure = describe(exc)
+        passed = failure is None
+        finish({"mode": "assert", "cases": [{"passed": passed, "reason": "" if passed else failure}]}, 0)
+        return
+
+    if mode == "call":
+        entry_point = job["entry_point"]
+        tolerance = job.get("float_tolerance")
+        cases = job["cases"]
+        namespace = clean_namespace("solution")
+        failure = load_program(namespace)
+        if failure is None and not callable(namespace.get(entry_point)):
+            failure = "the program does not define " + entry_point + "()"
+        if failure is not None:
+            results = [{"passed": False, "reason": failure} for _ in cases]
+            finish({"mode": "call", "cases": results}, 0)
+            return
+
+        def same(got, want):
+            """The comparison rule: see the module docs of `grpo_rewards::code`."""
+            tg, tw = type_(got), type_(want)
+            if tw is bool_ or tg is bool_:
+                return tg is tw and got == want
+            if tw in (int_, float_) and tg in (int_, float_):
+                if got == want:
+                    return True
+                if tolerance is not None and (tg is float_ or tw is float_):
+                    return abs_(got - want) <= tolerance * max_(1.0, abs_(want))
+                return False
+            if tw is str_ or tw is type_(None):
+                return tg is tw and got == want
+            if tw is list_:
+                return (
+                    tg in (list_, tuple_)
+                    and len_(got) == len_(want)
+                    and all(same(g, w) for g, w in zip_(got, want))
+                )
+            if tw is dict_:
+                if tg is not dict_ or len_(got) != len_(want):
+                    return False
+                for key, value in want.items():
+                    match = [k for k in got if type_(k) is str_ and k == key]
+                    if not match and not all(type_(k) is str_ for k in got):
+                        match = [k for k in got if str_(k) == key]
+                    if len_(match) != 1 or not same(got[match[0]], value):
+                        return False
+                return True
+            return False
+
+        function = namespace[entry_point]
+        results = []
+        for args, expected in cases:
+            try:
+                got = function(*args)
+                if same(got, expected):
+                    results.append({"passed": True, "reason": ""})
+                else:
+                    results.append({"passed": False, "reason": "expected " + short(repr_(expected), 120) + ", got " + short(repr_(got), 120)})
+            except base_exception as exc:
+                results.append({"passed": False, "reason": describe(exc)})
+        finish({"mode": "call", "cases": results}, 0)
+        return
+
+    finish({"mode": mode, "error": "unknown harness mode"}, 2)

@@ -1,0 +1,318 @@
+//! The code reward: run each completion's program against its task's tests in the sandbox.
+
+use futures::future::BoxFuture;
+use grpo_tasks::{CodeTask, CodeTests, StdioCase, Task};
+
+use super::extract::program_for;
+use super::harness::{self, Report};
+use super::limits::Limits;
+use super::sandbox::Sandbox;
+use crate::result::{RunResult, RunStatus, TestOutcome, Verdict, VerdictKind};
+use crate::reward::{Reward, Score};
+
+/// How per-test outcomes become a reward value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Credit {
+    /// 1 when every test passes, else 0.
+    #[default]
+    Binary,
+    /// The fraction of test cases passed (an assert block counts as one case).
+    Partial,
+}
+
+/// The accuracy reward for code tasks (name `accuracy`); `None` for other kinds of task.
+///
+/// All programs of a group (completions × stdio cases) run concurrently on the sandbox.
+#[derive(Debug, Clone)]
+pub struct CodeReward {
+    sandbox: Sandbox,
+    limits: Limits,
+    credit: Credit,
+}
+
+impl CodeReward {
+    /// A binary-credit reward with default limits.
+    pub fn new(sandbox: Sandbox) -> Self {
+        CodeReward { sandbox, limits: Limits::default(), credit: Credit::Binary }
+    }
+
+    /// The same reward with other default limits (tasks' own limits still override them).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The same reward with another credit mode.
+    pub fn with_credit(mut self, credit: Credit) -> Self {
+        self.credit = credit;
+        self
+    }
+
+    /// The sandbox this reward runs programs on.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Scores one completion of a code task.
+    pub async fn score_one(&self, task: &CodeTask, completion: &str) -> Score {
+        self.score_code(task, std::slice::from_ref(&completion.to_owned())).await.remove(0)
+    }
+
+    async fn score_code(&self, task: &CodeTask, completions: &[String]) -> Vec<Score> {
+        let limits = self.limits.for_task(task);
+        let mut handles = Vec::new();
+        for completion in completions {
+            let program = program_for(task, completion);
+            let jobs = harness::jobs_for(task, program);
+            let runs: Vec<_> = jobs
+                .into_iter()
+                .map(|(job, stdin)| {
+                    let sandbox = self.sandbox.clone();
+                    let limits = limits.clone();
+                    tokio::spawn(async move { sandbox.execute(&job, &stdin, &limits).await })
+                })
+                .collect();
+            handles.push(runs);
+        }
+        let mut scores = Vec::with_capacity(completions.len());
+        for runs in handles {
+            let mut outcomes = Vec::new();
+            let mut case_index = 0;
+            let mut failure: Option<String> = None;
+            for (job_index, handle) in runs.into_iter().enumerate() {
+                let executed = match handle.await {
+                    Ok(Ok(executed)) => executed,
+                    Ok(Err(e)) => {
+                        failure = Some(e.to_string());
+                        break;
+                    }
+                    Err(e) => {
+                        failure = Some(format!("run task failed: {e}"));
+                        break;
+                    }
+                };
+                let cases = case_outcomes(task, job_index, &executed.0, executed.1.as_ref(), case_index);
+                case_index += cases.len();
+                outcomes.extend(cases);
+            }
+            scores.push(match failure {
+                Some(reason) => {
+                    tracing::error!(task = %task.id, %reason, "sandbox failure");
+                    Score {
+                        value: Some(0.0),
+                        verdict: Verdict::new(VerdictKind::Crash, format!("the sandbox failed: {reason}")),
+                    }
+                }
+                None => self.judge(outcomes),
+            });
+        }
+        scores
+    }
+
+    fn judge(&self, outcomes: Vec<TestOutcome>) -> Score {
+        let total = outcomes.len();
+        let passed = outcomes.iter().filter(|o| o.passed).count();
+        let (kind, reason) = match outcomes.iter().find(|o| !o.passed) {
+            _ if total == 0 => (VerdictKind::TestsFailed, "the task has no test cases".to_owned()),
+            None => (VerdictKind::Correct, format!("all {total} tests passed")),
+            Some(first) => {
+                let kind = match first.status {
+                    RunStatus::Timeout => VerdictKind::Timeout,
+                    RunStatus::MemoryLimit => VerdictKind::MemoryLimit,
+                    RunStatus::OutputLimit => VerdictKind::OutputLimit,
+                    RunStatus::Crash => VerdictKind::Crash,
+                    RunStatus::Ok | RunStatus::Error => VerdictKind::TestsFailed,
+                };
+                (kind, format!("{passed} of {total} tests passed; test {}: {}", first.index, first.reason))
+            }
+        };
+        let value = match self.credit {
+            _ if total == 0 => 0.0,
+            Credit::Binary => f64::from(u8::from(passed == total)),
+            Credit::Partial => passed as f64 / total as f64,
+        };
+        Score { value: Some(value), verdict: Verdict { kind, reason, tests: Some(outcomes) } }
+    }
+}
+
+/// The per-case outcomes of one job's run.
+fn case_outcomes(
+    task: &CodeTask,
+    job_index: usize,
+    run: &RunResult,
+    report: Option<&Report>,
+    first_index: usize,
+) -> Vec<TestOutcome> {
+    let expected_cases = match &task.tests {
+        CodeTests::Assert(_) => 1,
+        CodeTests::Call(t) => t.cases.len(),
+        CodeTests::Stdio(_) => 1,
+    };
+    let unfinished = |reason: String| -> Vec<TestOutcome> {
+        (0..expected_cases)
+            .map(|i| TestOutcome { index: first_index + i, passed: false, status: run.status, reason: reason.clone() })
+            .collect()
+    };
+    let Some(report) = report else {
+        return unfinished(unfinished_reason(run));
+    };
+    if let CodeTests::Stdio(t) = &task.tests {
+        let Some(case) = t.cases.get(job_index) else {
+            return unfinished("no such case".into());
+        };
+        let (passed, reason) = stdio_verdict(run, case, t.float_tolerance);
+        return vec![TestOutcome { index: first_index, passed, status: run.status, reason }];
+    }
+    if report.cases.len() != expected_cases {
+        return unfinished(format!("the harness reported {} cases, expected {expected_cases}", report.cases.len()));
+    }
+    report
+        .cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            // A report is only complete when the run itself ended cleanly.
+            let passed = c.passed && run.status == RunStatus::Ok;
+            let reason = if c.passed && !passed { unfinished_reason(run) } else { c.reason.clone() };
+            TestOutcome { index: first_index + i, passed, status: run.status, reason }
+        })
+        .collect()
+}
+
+fn unfinished_reason(run: &RunResult) -> String {
+    match run.status {
+        RunStatus::Timeout => "time limit exceeded".into(),
+        RunStatus::MemoryLimit => "memory limit exceeded".into(),
+        RunStatus::OutputLimit => "output limit exceeded".into(),
+        RunStatus::Crash => "the interpreter crashed".into(),
+        RunStatus::Ok | RunStatus::Error => match run.exit_code {
+            Some(code) => format!("the program exited (code {code}) before the tests finished"),
+            None => "the program stopped before the tests finished".into(),
+        },
+    }
+}
+
+/// Judges one stdin/stdout case.
+fn stdio_verdict(run: &RunResult, case: &StdioCase, tolerance: Option<f64>) -> (bool, String) {
+    match run.status {
+        RunStatus::Ok => {}
+        RunStatus::Error => {
+            let last = run.stderr.trim_end().lines().last().unwrap_or("").to_owned();
+            return (false, format!("the program failed (exit code {:?}): {last}", run.exit_code));
+        }
+        _ => return (false, unfinished_reason(run)),
+    }
+    match first_difference(&run.stdout, &case.stdout, tolerance) {
+        None => (true, String::new()),
+        Some(diff) => (false, diff),
+    }
+}
+
+/// Compares outputs as whitespace-normalised lines: each line split into whitespace-separated
+/// tokens, trailing empty lines ignored; with a tolerance, tokens that both parse as numbers
+/// match when `|got - want| <= tol * max(1, |want|)`. Returns the first difference.
+pub fn first_difference(got: &str, want: &str, tolerance: Option<f64>) -> Option<String> {
+    fn lines(text: &str) -> Vec<Vec<&str>> {
+        let mut lines: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
+        while lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        lines
+    }
+    let (got_lines, want_lines) = (lines(got), lines(want));
+    for i in 0..got_lines.len().max(want_lines.len()) {
+        let (g, w) = (got_lines.get(i), want_lines.get(i));
+        let same = match (g, w) {
+            (Some(g), Some(w)) => {
+                g.len() == w.len() && g.iter().zip(w.iter()).all(|(a, b)| tokens_match(a, b, tolerance))
+            }
+            _ => false,
+        };
+        if !same {
+            let show = |l: Option<&Vec<&str>>| l.map_or("<end of output>".to_owned(), |l| l.join(" "));
+            return Some(format!(
+                "line {}: expected {:?}, got {:?}",
+                i + 1,
+                cut(&show(w), 100),
+                cut(&show(g), 100)
+            ));
+        }
+    }
+    None
+}
+
+fn tokens_match(got: &str, want: &str, tolerance: Option<f64>) -> bool {
+    if got == want {
+        return true;
+    }
+    let Some(tol) = tolerance else { return false };
+    match (got.parse::<f64>(), want.parse::<f64>()) {
+        (Ok(g), Ok(w)) if g.is_finite() && w.is_finite() => (g - w).abs() <= tol * w.abs().max(1.0),
+        _ => false,
+    }
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max { text.to_owned() } else { format!("{}…", text.chars().take(max).collect::<String>()) }
+}
+
+impl Reward for CodeReward {
+    fn name(&self) -> &str {
+        "accuracy"
+    }
+
+    fn score_group<'a>(&'a self, task: &'a Task, completions: &'a [String]) -> BoxFuture<'a, Vec<Score>> {
+        Box::pin(async move {
+            match task {
+                Task::Code(code) => self.score_code(code, completions).await,
+                _ => completions
+                    .iter()
+                    .map(|_| Score {
+                        value: None,
+                        verdict: Verdict::new(VerdictKind::NoAnswer, "not a code task: the code reward does not apply"),
+                    })
+                    .collect(),
+            }
+        })
+    }
+}
+
+/// Runs a code task's reference solution through [`CodeReward`]; `None` when it has none.
+pub async fn check_reference(reward: &CodeReward, task: &CodeTask) -> Option<Score> {
+    let reference = task.reference.as_ref()?;
+    Some(reward.score_one(task, reference).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdio_comparison_table() {
+        let cases: &[(&str, &str, Option<f64>, bool)] = &[
+            ("1 2\n", "1 2", None, true),
+            ("1  2 \n\n\n", "1 2\n", None, true),
+            ("  1\t2\r\n", "1 2\n", None, true),
+            ("1 2\n3\n", "1 2\n", None, false),
+            ("", "0\n", None, false),
+            ("\n", "", None, true),
+            ("0.3333333\n", "0.333333333\n", Some(1e-6), true),
+            ("0.3334\n", "0.333333333\n", Some(1e-6), false),
+            ("0.3333333\n", "0.333333333\n", None, false),
+            ("nan\n", "nan\n", Some(1e-6), true), // identical tokens match textually
+            ("inf\n", "1e308\n", Some(1.0), false),
+            ("YES\n", "yes\n", None, false),
+        ];
+        for (got, want, tol, same) in cases {
+            assert_eq!(first_difference(got, want, *tol).is_none(), *same, "{got:?} vs {want:?} tol {tol:?}");
+        }
+    }
+
+    #[test]
+    fn difference_names_the_line() {
+        let diff = first_difference("a\nb\n", "a\nc\n", None).unwrap();
+        assert_eq!(diff, "line 2: expected \"c\", got \"b\"");
+        let diff = first_difference("a\n", "a\nc\n", None).unwrap();
+        assert!(diff.contains("<end of output>"), "{diff}");
+    }
+}

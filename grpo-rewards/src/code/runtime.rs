@@ -1,0 +1,186 @@
+//! The embedded Python runtime: the engine configuration, and compiling the component once,
+//! with an on-disk cache of the compiled artefact.
+//!
+//! The component (CPython 3.14 for WASI, snapshotted by componentize-py after importing
+//! `runtime/app.py`) ships inside this crate, zstd-compressed, so the `grpo` binary needs no
+//! extra files. Compiling its ~22 MB of wasm takes several seconds; the compiled form is cached
+//! under `$XDG_CACHE_HOME/grpo-rs` (or `~/.cache/grpo-rs`), keyed by the wasmtime version, the
+//! engine's compatibility hash (its configuration) and the component's SHA-256. A cache that
+//! cannot be read or written is only a slower start: compilation is the fallback.
+
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::error::{Result, SandboxError};
+
+/// The Python runtime component, zstd-compressed (built by `runtime/build.sh`).
+pub static PYTHON_WASM_ZST: &[u8] = include_bytes!("../../runtime/python.wasm.zst");
+
+/// The wasmtime version the cache key includes (kept in step with Cargo.toml).
+pub const WASMTIME_VERSION: &str = "48.0.8";
+
+/// The guest's linear-memory page size.
+const WASM_PAGE: usize = 64 * 1024;
+
+/// How instances get their memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Allocator {
+    /// A fresh `mmap` per instance (wasmtime's default).
+    OnDemand,
+    /// Slots reserved up front and reused; memory images are mapped copy-on-write and reset
+    /// between runs (`total_instances` slots of `max_memory_mb` each).
+    Pooling {
+        /// How many instances may be alive at once.
+        total_instances: u32,
+        /// The largest linear memory a slot holds, in MiB (per-run caps may be lower).
+        max_memory_mb: u64,
+    },
+}
+
+impl Default for Allocator {
+    fn default() -> Self {
+        Allocator::Pooling { total_instances: 32, max_memory_mb: 1024 }
+    }
+}
+
+/// How the engine is built.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EngineOptions {
+    /// The instance allocator.
+    pub allocator: Allocator,
+    /// Where compiled components are cached; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions { allocator: Allocator::default(), cache_dir: default_cache_dir() }
+    }
+}
+
+/// `$XDG_CACHE_HOME/grpo-rs`, else `$HOME/.cache/grpo-rs`, else none.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("grpo-rs"));
+    }
+    std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|h| PathBuf::from(h).join(".cache/grpo-rs"))
+}
+
+/// Builds the engine: async support, epoch interruption, the chosen allocator.
+pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config.wasm_component_model(true);
+    if let Allocator::Pooling { total_instances, max_memory_mb } = options.allocator {
+        let max_memory = usize::try_from(max_memory_mb.saturating_mul(1024 * 1024))
+            .map_err(|_| SandboxError::Engine { reason: "max_memory_mb too large".into() })?;
+        let mut pool = PoolingAllocationConfig::new();
+        // The snapshot has one large memory, a few tables and several core instances.
+        pool.total_component_instances(total_instances)
+            .total_core_instances(total_instances.saturating_mul(16))
+            .total_memories(total_instances.saturating_mul(4))
+            .total_tables(total_instances.saturating_mul(8))
+            .total_stacks(total_instances)
+            .max_memory_size(max_memory.div_ceil(WASM_PAGE) * WASM_PAGE)
+            .max_core_instance_size(1 << 20)
+            .max_component_instance_size(1 << 20)
+            .table_elements(1 << 16)
+            // Reset small, hot regions with memset instead of madvise: fewer syscalls and
+            // less mmap-lock traffic between threads.
+            .linear_memory_keep_resident(1 << 20)
+            .table_keep_resident(1 << 16);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    Engine::new(&config).map_err(|e| SandboxError::Engine { reason: format!("{e:#}") })
+}
+
+/// The component, decompressed.
+pub fn python_wasm() -> Result<Vec<u8>> {
+    zstd::stream::decode_all(PYTHON_WASM_ZST).map_err(|source| SandboxError::Io {
+        path: PathBuf::from("<embedded python.wasm.zst>"),
+        source,
+    })
+}
+
+/// Compiles the embedded runtime for `engine`, through the disk cache when one is given.
+pub fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> Result<Component> {
+    let wasm = python_wasm()?;
+    let key = cache_key(engine, &wasm);
+    if let Some(dir) = cache_dir {
+        let path = dir.join(format!("python-{key}.cwasm"));
+        if path.is_file() {
+            // SAFETY: the file was written by `Component::serialize` for an engine with the same
+            // compatibility hash (it is in the name); wasmtime also checks the version and
+            // configuration in the header and refuses a mismatch. The cache directory belongs
+            // to the user running us; a file planted there could run native code, which is the
+            // same trust we give the user's own binaries.
+            match unsafe { Component::deserialize_file(engine, &path) } {
+                Ok(component) => {
+                    tracing::debug!(path = %path.display(), "loaded compiled runtime from cache");
+                    return Ok(component);
+                }
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "unusable cache entry; recompiling"),
+            }
+        }
+        let started = std::time::Instant::now();
+        let component = compile(engine, &wasm)?;
+        tracing::info!(ms = started.elapsed().as_millis() as u64, "compiled the Python runtime");
+        if let Err(e) = store_in_cache(&component, dir, &path) {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not cache the compiled runtime");
+        }
+        return Ok(component);
+    }
+    compile(engine, &wasm)
+}
+
+fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component> {
+    Component::new(engine, wasm).map_err(|e| SandboxError::Engine { reason: format!("compiling the runtime: {e:#}") })
+}
+
+/// Writes atomically: a temporary file in the same directory, then a rename.
+fn store_in_cache(component: &Component, dir: &Path, path: &Path) -> Result<()> {
+    let io = |source| SandboxError::Io { path: dir.to_path_buf(), source };
+    let bytes = component.serialize().map_err(|e| SandboxError::Engine { reason: format!("{e:#}") })?;
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    tmp.write_all(&bytes).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+/// `wasmtime version - engine compatibility hash - component sha256` (hex, shortened).
+fn cache_key(engine: &Engine, wasm: &[u8]) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    let engine_hash = hasher.finish();
+    let blob: String = Sha256::digest(wasm).iter().take(12).map(|b| format!("{b:02x}")).collect();
+    format!("{WASMTIME_VERSION}-{engine_hash:016x}-{blob}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_runtime_decompresses_to_a_component() {
+        let wasm = python_wasm().unwrap();
+        // A component starts with the wasm magic and the component-model layer/version.
+        assert_eq!(&wasm[..4], b"\0asm");
+        assert_eq!(&wasm[4..8], &[0x0d, 0x00, 0x01, 0x00]);
+    }
+
+    #[test]
+    fn cache_key_changes_with_the_blob() {
+        let engine = Engine::default();
+        let a = cache_key(&engine, b"one");
+        let b = cache_key(&engine, b"two");
+        assert_ne!(a, b);
+        assert!(a.starts_with("48.0.8-"));
+    }
+}
