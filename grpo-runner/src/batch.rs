@@ -1,0 +1,115 @@
+//! Packing (prompt, completion) pairs into the tensors of one teacher-forced forward pass.
+//!
+//! Every row is `prompt ++ completion`, right padded to the longest row, positions from 0. The
+//! model sees `row[..n-1]` and predicts `row[1..]`, so the completion's `k`-th token is
+//! predicted at position `prompt_len - 1 + k`. Right padding never influences the real
+//! positions (attention is causal) and the response mask excludes it, so no left-padding
+//! bookkeeping is needed and positions match those the sampler used.
+
+use candle_core::{Device, Tensor};
+
+use crate::error::{Error, Result};
+
+/// The tensors of one packed batch.
+///
+/// # Shapes
+/// - `inputs`, `targets`: `[batch, seq]`, u32.
+/// - `mask`: `[batch, seq]`, f32, 1 on completion tokens.
+#[derive(Debug, Clone)]
+pub struct PackedBatch {
+    /// Token ids fed to the model.
+    pub inputs: Tensor,
+    /// The next token at every position.
+    pub targets: Tensor,
+    /// 1 where the target is a completion token.
+    pub mask: Tensor,
+    /// Per row, the position of the first completion target.
+    pub starts: Vec<usize>,
+    /// Per row, the number of completion tokens.
+    pub lens: Vec<usize>,
+}
+
+impl PackedBatch {
+    /// Packs `rows` of (prompt ids, completion ids); padding uses `pad_id`.
+    ///
+    /// ```
+    /// use candle_core::Device;
+    /// use grpo_runner::batch::PackedBatch;
+    /// let b = PackedBatch::pack(&[(&[5, 6][..], &[7, 0][..]), (&[5][..], &[8][..])], 0, &Device::Cpu)?;
+    /// assert_eq!(b.inputs.to_vec2::<u32>()?, [[5, 6, 7], [5, 0, 0]]);
+    /// assert_eq!(b.targets.to_vec2::<u32>()?, [[6, 7, 0], [8, 0, 0]]);
+    /// assert_eq!(b.mask.to_vec2::<f32>()?, [[0., 1., 1.], [1., 0., 0.]]);
+    /// # Ok::<(), grpo_runner::Error>(())
+    /// ```
+    pub fn pack(rows: &[(&[u32], &[u32])], pad_id: u32, device: &Device) -> Result<Self> {
+        if rows.is_empty() {
+            return Err(Error::invalid("cannot pack an empty batch"));
+        }
+        if let Some(i) = rows.iter().position(|(p, c)| p.is_empty() || c.is_empty()) {
+            return Err(Error::invalid(format!("row {i} has an empty prompt or completion")));
+        }
+        let seq = rows.iter().map(|(p, c)| p.len() + c.len() - 1).max().unwrap_or(1);
+        let b = rows.len();
+        let mut inputs = vec![pad_id; b * seq];
+        let mut targets = vec![pad_id; b * seq];
+        let mut mask = vec![0f32; b * seq];
+        let mut starts = Vec::with_capacity(b);
+        let mut lens = Vec::with_capacity(b);
+        for (r, (prompt, completion)) in rows.iter().enumerate() {
+            let full: Vec<u32> = prompt.iter().chain(completion.iter()).copied().collect();
+            let n = full.len() - 1;
+            inputs[r * seq..r * seq + n].copy_from_slice(&full[..n]);
+            targets[r * seq..r * seq + n].copy_from_slice(&full[1..]);
+            let start = prompt.len() - 1;
+            mask[r * seq + start..r * seq + n].fill(1.0);
+            starts.push(start);
+            lens.push(completion.len());
+        }
+        Ok(PackedBatch {
+            inputs: Tensor::from_vec(inputs, (b, seq), device)?,
+            targets: Tensor::from_vec(targets, (b, seq), device)?,
+            mask: Tensor::from_vec(mask, (b, seq), device)?,
+            starts,
+            lens,
+        })
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Left padding per row (always zero: rows are right padded).
+    pub fn left_pad(&self) -> Vec<usize> {
+        vec![0; self.rows()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completion_targets_line_up_with_the_mask() {
+        let rows: Vec<(Vec<u32>, Vec<u32>)> =
+            vec![(vec![1, 2, 3], vec![4]), (vec![9], vec![8, 7, 6, 5]), (vec![3, 3], vec![2, 2])];
+        let refs: Vec<(&[u32], &[u32])> = rows.iter().map(|(p, c)| (&p[..], &c[..])).collect();
+        let b = PackedBatch::pack(&refs, 0, &Device::Cpu).unwrap();
+        let targets = b.targets.to_vec2::<u32>().unwrap();
+        let mask = b.mask.to_vec2::<f32>().unwrap();
+        for (r, (_, completion)) in rows.iter().enumerate() {
+            let picked: Vec<u32> =
+                targets[r].iter().zip(&mask[r]).filter(|(_, m)| **m == 1.0).map(|(t, _)| *t).collect();
+            assert_eq!(&picked, completion, "row {r}");
+            assert_eq!(b.lens[r], completion.len());
+            assert_eq!(targets[r][b.starts[r]], completion[0]);
+        }
+        assert_eq!(b.inputs.dims(), [3, 4]);
+    }
+
+    #[test]
+    fn empty_rows_are_refused() {
+        assert!(PackedBatch::pack(&[], 0, &Device::Cpu).is_err());
+        assert!(PackedBatch::pack(&[(&[1][..], &[][..])], 0, &Device::Cpu).is_err());
+    }
+}

@@ -1,0 +1,257 @@
+//! The supervised warm-up: a short SFT on generated solutions so a model trained from scratch
+//! writes `<think>…</think><answer>…</answer>` before reinforcement learning starts (the small
+//! "cold start" of the R1 recipe).
+//!
+//! Solutions are generated from a math task's prompt and reference answer. For a chain of
+//! additions and subtractions such as `What is 47 - 12 + 8?` there are two styles:
+//!
+//! - *worked*: one step at a time, `<think>47-12=35,35+8=43</think><answer>43</answer>`;
+//! - *direct*: the whole chain at once, `<think>47-12+8=43</think><answer>43</answer>`.
+//!
+//! A one-step problem reads the same in both styles. The warm-up mixes them
+//! ([`crate::config::WarmupSection::worked_fraction`]): both are correct, both keep the format,
+//! and the warmed-up model has seen both ways of answering. Which one earns more reward on
+//! two-step problems is left for reinforcement learning to find out.
+//!
+//! The tiny tokenizer ([`format_tokenizer`]) is character-level, with the four format tags as
+//! single tokens so a completion is mostly its content.
+
+use std::time::Instant;
+
+use candle_core::Device;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tokenizers::AddedToken;
+
+use crate::batch::PackedBatch;
+use crate::config::WarmupSection;
+use crate::error::{Error, Result};
+use crate::model::Model;
+use crate::optim::{AdamW, AdamWConfig};
+use crate::schedule::{Schedule, ScheduleKind};
+use crate::tokenizer::{CHAR_EOS, Tokenizer};
+
+/// The tags of the R1-Zero answer format, single tokens in [`format_tokenizer`].
+pub const FORMAT_TAGS: [&str; 4] = ["<think>", "</think>", "<answer>", "</answer>"];
+
+/// A character-level tokenizer over every character of `texts` (plus digits and the
+/// arithmetic signs), with the [`FORMAT_TAGS`] as whole tokens.
+///
+/// ```
+/// use grpo_runner::sft::format_tokenizer;
+/// let tok = format_tokenizer(&["What is 2 + 3?"])?;
+/// let ids = tok.encode("<think>2+3=5</think><answer>5</answer>")?;
+/// assert_eq!(ids.len(), 9);
+/// assert_eq!(tok.decode(&ids)?, "<think>2+3=5</think><answer>5</answer>");
+/// # Ok::<(), grpo_runner::Error>(())
+/// ```
+pub fn format_tokenizer(texts: &[&str]) -> Result<Tokenizer> {
+    let mut vocab = String::from("0123456789+-*/()=,.? \n");
+    for t in texts {
+        vocab.push_str(t);
+    }
+    for tag in FORMAT_TAGS {
+        vocab.push_str(tag);
+    }
+    let chars = Tokenizer::train_chars(&vocab)?;
+    let mut inner = chars.inner().clone();
+    inner
+        .add_tokens(FORMAT_TAGS.iter().map(|t| AddedToken::from(*t, false)))
+        .map_err(|e| Error::Tokenizer { message: e.to_string() })?;
+    Tokenizer::new(inner, Some(CHAR_EOS.into()), None, None)
+}
+
+/// The operands and signs of a `+`/`-` chain such as `47 - 12 + 8`.
+fn parse_chain(text: &str) -> Option<(Vec<i64>, Vec<char>)> {
+    let mut numbers = Vec::new();
+    let mut ops = Vec::new();
+    let mut current = String::new();
+    for c in text.chars().filter(|c| !c.is_whitespace()) {
+        match c {
+            '0'..='9' => current.push(c),
+            '+' | '-' if !current.is_empty() => {
+                numbers.push(current.parse().ok()?);
+                current.clear();
+                ops.push(c);
+            }
+            _ => return None,
+        }
+    }
+    numbers.push(current.parse().ok()?);
+    (numbers.len() == ops.len() + 1).then_some((numbers, ops))
+}
+
+/// A solution in the warm-up format for a problem `What is <chain>?` whose reference answer is
+/// `answer`, worked step by step or direct (see the module docs); `None` when the prompt is not
+/// such a chain or its value is not `answer`.
+///
+/// ```
+/// use grpo_runner::sft::solution;
+/// assert_eq!(
+///     solution("What is 47 - 12 + 8?", "43", true).as_deref(),
+///     Some("<think>47-12=35,35+8=43</think><answer>43</answer>")
+/// );
+/// assert_eq!(
+///     solution("What is 47 - 12 + 8?", "43", false).as_deref(),
+///     Some("<think>47-12+8=43</think><answer>43</answer>")
+/// );
+/// ```
+pub fn solution(prompt: &str, answer: &str, worked: bool) -> Option<String> {
+    let chain = prompt.trim().strip_prefix("What is")?.trim().strip_suffix('?')?;
+    let (numbers, ops) = parse_chain(chain)?;
+    let mut value = numbers[0];
+    let mut steps = Vec::new();
+    for (op, &n) in ops.iter().zip(&numbers[1..]) {
+        let before = value;
+        value = if *op == '+' { value.checked_add(n)? } else { value.checked_sub(n)? };
+        steps.push(format!("{before}{op}{n}={value}"));
+    }
+    if value.to_string() != answer.trim() {
+        return None;
+    }
+    let think = if worked {
+        steps.join(",")
+    } else {
+        let mut whole = numbers[0].to_string();
+        for (op, n) in ops.iter().zip(&numbers[1..]) {
+            whole.push(*op);
+            whole.push_str(&n.to_string());
+        }
+        format!("{whole}={value}")
+    };
+    Some(format!("<think>{think}</think><answer>{value}</answer>"))
+}
+
+/// One warm-up problem: the rendered prompt and its two solutions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WarmupProblem {
+    /// The prompt as the model sees it (template applied).
+    pub prompt: String,
+    /// The step-by-step solution.
+    pub worked: String,
+    /// The all-at-once solution.
+    pub direct: String,
+}
+
+/// What the warm-up did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WarmupReport {
+    /// Optimiser steps taken.
+    pub steps: u64,
+    /// Mean token cross-entropy of the first step.
+    pub first_loss: f64,
+    /// Mean token cross-entropy of the last step.
+    pub last_loss: f64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// Trains `model` on `problems` for `config.steps` steps: each step draws `batch_size`
+/// problems (with replacement) and, for each, the worked solution with probability
+/// `worked_fraction`, and minimises the mean cross-entropy of the completion tokens (EOS
+/// included). AdamW, linear warm-up over 5% of the steps, cosine decay to 10%.
+/// `on_step(step, loss)` is called after every step.
+pub fn warm_up(
+    model: &Model,
+    tokenizer: &Tokenizer,
+    problems: &[WarmupProblem],
+    config: &WarmupSection,
+    seed: u64,
+    mut on_step: impl FnMut(u64, f64),
+) -> Result<WarmupReport> {
+    let start = Instant::now();
+    if config.steps == 0 {
+        return Ok(WarmupReport { steps: 0, first_loss: f64::NAN, last_loss: f64::NAN, seconds: 0.0 });
+    }
+    if problems.is_empty() {
+        return Err(Error::invalid("the warm-up has no problem it can write a solution for"));
+    }
+    let eos = tokenizer.eos_token_ids().first().copied().unwrap_or(0);
+    let encode = |text: &str, end: bool| -> Result<Vec<u32>> {
+        let mut ids = tokenizer.encode(text)?;
+        if end {
+            ids.push(eos);
+        }
+        Ok(ids)
+    };
+    let encoded: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = problems
+        .iter()
+        .map(|p| Ok((encode(&p.prompt, false)?, encode(&p.worked, true)?, encode(&p.direct, true)?)))
+        .collect::<Result<_>>()?;
+    let mut optimizer = AdamW::new(
+        model.named_vars(),
+        AdamWConfig { beta2: 0.99, max_grad_norm: Some(1.0), ..AdamWConfig::default() },
+    )?;
+    let schedule = Schedule {
+        lr: config.lr,
+        kind: ScheduleKind::Cosine,
+        warmup_steps: (config.steps / 20).max(1),
+        min_lr_ratio: 0.1,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5f7_0000_0001);
+    let device: Device = model.device().clone();
+    let (mut first_loss, mut last_loss) = (f64::NAN, f64::NAN);
+    for step in 0..config.steps {
+        let rows: Vec<(&[u32], &[u32])> = (0..config.batch_size)
+            .map(|_| {
+                let (prompt, worked, direct) = &encoded[rng.gen_range(0..encoded.len())];
+                let completion = if rng.gen_bool(config.worked_fraction) { worked } else { direct };
+                (&prompt[..], &completion[..])
+            })
+            .collect();
+        let batch = PackedBatch::pack(&rows, eos, &device)?;
+        let logits = model.forward(&batch.inputs, &batch.left_pad(), None)?;
+        let logp = grpo_core::token_logprobs(&logits, &batch.targets)?;
+        let tokens = batch.mask.sum_all()?;
+        let loss = (logp.mul(&batch.mask)?.sum_all()?.neg()? / tokens)?;
+        let value = f64::from(loss.to_dtype(candle_core::DType::F32)?.to_scalar::<f32>()?);
+        optimizer.accumulate(&loss.backward()?)?;
+        optimizer.step(schedule.lr_at(step, config.steps))?;
+        if step == 0 {
+            first_loss = value;
+        }
+        last_loss = value;
+        on_step(step, value);
+    }
+    Ok(WarmupReport { steps: config.steps, first_loss, last_loss, seconds: start.elapsed().as_secs_f64() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solutions_for_a_table_of_prompts() {
+        let cases: &[(&str, &str, bool, Option<&str>)] = &[
+            ("What is 5 + 7?", "12", true, Some("<think>5+7=12</think><answer>12</answer>")),
+            ("What is 5 + 7?", "12", false, Some("<think>5+7=12</think><answer>12</answer>")),
+            ("What is 90 - 45 - 45?", "0", true, Some("<think>90-45=45,45-45=0</think><answer>0</answer>")),
+            ("What is 3 - 5 + 9?", "7", true, Some("<think>3-5=-2,-2+9=7</think><answer>7</answer>")),
+            // A wrong reference answer: no solution rather than a false one.
+            ("What is 5 + 7?", "13", true, None),
+            // Not a +/- chain.
+            ("What is 6 * 7?", "42", true, None),
+            ("Compute 5 + 7.", "12", true, None),
+            ("What is ?", "0", true, None),
+            ("What is 5 + + 7?", "12", true, None),
+        ];
+        for &(prompt, answer, worked, want) in cases {
+            assert_eq!(solution(prompt, answer, worked).as_deref(), want, "{prompt} {worked}");
+        }
+    }
+
+    #[test]
+    fn tags_are_single_tokens_and_text_round_trips() {
+        let tok = format_tokenizer(&["What is 12 - 3?"]).unwrap();
+        for tag in FORMAT_TAGS {
+            assert_eq!(tok.encode(tag).unwrap().len(), 1, "{tag}");
+        }
+        let text = "<think>12-3=9</think><answer>9</answer>";
+        let ids = tok.encode(text).unwrap();
+        assert_eq!(ids.len(), 4 + 6 + 1);
+        assert_eq!(tok.decode(&ids).unwrap(), text);
+        // Characters of the prompts are in the vocabulary, EOS is id 0.
+        assert!(tok.encode("What").unwrap().iter().all(|&id| id > 1));
+        assert_eq!(tok.eos_token_ids(), [0]);
+    }
+}
