@@ -9,8 +9,16 @@
 #![warn(missing_docs)]
 
 pub mod code;
+pub mod compose;
+pub mod error;
+pub mod format;
+pub mod math;
 pub mod result;
 pub mod reward;
 
 pub use result::{RunResult, RunStatus, ScoredResult, TestOutcome, Verdict, VerdictKind};
 pub use reward::{Reward, Score};
+pub use compose::{AccuracyReward, RewardSet};
+pub use error::{Result, RewardError};
+pub use format::{FormatConfig, FormatMode, FormatReward};
+pub use math::{MathCheck, MathChecker, MathConfig, MathReward};

@@ -1,0 +1,294 @@
+//! The format reward: does the completion follow the R1-Zero template
+//! `<think>…</think><answer>…</answer>`?
+//!
+//! Three modes ([`FormatMode`]):
+//! - **strict**: the whole completion is exactly one think block, optional whitespace, one
+//!   answer block, optional trailing whitespace; both blocks non-empty; each tag once. 1 or 0.
+//! - **lenient**: a think block is followed (anywhere later) by a non-empty answer block;
+//!   text around them is allowed. 1 or 0.
+//! - **tag count**: partial credit, 0.25 for each of the four tags that appears exactly once
+//!   (an answer tag before the think tags earns nothing for the misplaced ones).
+//!
+//! Tags are configurable ([`FormatConfig`]). When the prompt already opens the think block
+//! (the R1-Zero template ends with `<think>`), set `think_opened_in_prompt` and the completion
+//! is read as if it started with the opening tag.
+
+use futures::future::BoxFuture;
+use grpo_tasks::Task;
+use serde::{Deserialize, Serialize};
+
+use crate::result::{Verdict, VerdictKind};
+use crate::reward::{Reward, Score};
+
+/// How strictly the format is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatMode {
+    /// Exactly the template, nothing else.
+    Strict,
+    /// The two blocks in order, anything around them.
+    Lenient,
+    /// 0.25 per tag present exactly once.
+    TagCount,
+}
+
+/// Tags and mode of the format reward.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FormatConfig {
+    /// How strictly to judge.
+    pub mode: FormatMode,
+    /// Opening think tag.
+    pub think_open: String,
+    /// Closing think tag.
+    pub think_close: String,
+    /// Opening answer tag.
+    pub answer_open: String,
+    /// Closing answer tag.
+    pub answer_close: String,
+    /// The prompt ends with the opening think tag, so the completion starts inside it.
+    pub think_opened_in_prompt: bool,
+}
+
+impl Default for FormatConfig {
+    fn default() -> Self {
+        FormatConfig {
+            mode: FormatMode::Strict,
+            think_open: "<think>".into(),
+            think_close: "</think>".into(),
+            answer_open: "<answer>".into(),
+            answer_close: "</answer>".into(),
+            think_opened_in_prompt: false,
+        }
+    }
+}
+
+/// The format reward (name `format`), value in [0, 1], defined for every task kind.
+#[derive(Debug, Clone, Default)]
+pub struct FormatReward {
+    config: FormatConfig,
+}
+
+impl FormatReward {
+    /// A format reward with this configuration.
+    pub fn new(config: FormatConfig) -> Self {
+        FormatReward { config }
+    }
+
+    /// Scores one completion: the value and the reason.
+    pub fn score_one(&self, completion: &str) -> (f64, String) {
+        let c = &self.config;
+        let owned;
+        let text = if c.think_opened_in_prompt {
+            owned = format!("{}{}", c.think_open, completion);
+            owned.as_str()
+        } else {
+            completion
+        };
+        match c.mode {
+            FormatMode::Strict => match self.strict(text) {
+                Ok(()) => (
+                    1.0,
+                    "the completion is exactly one think block and one answer block".into(),
+                ),
+                Err(why) => (0.0, why),
+            },
+            FormatMode::Lenient => match self.lenient(text) {
+                Ok(()) => (1.0, "a think block is followed by an answer block".into()),
+                Err(why) => (0.0, why),
+            },
+            FormatMode::TagCount => {
+                let tags = [
+                    &c.think_open,
+                    &c.think_close,
+                    &c.answer_open,
+                    &c.answer_close,
+                ];
+                let once: Vec<bool> = tags
+                    .iter()
+                    .map(|t| text.matches(t.as_str()).count() == 1)
+                    .collect();
+                // An answer block before the think block does not count as in place.
+                let ordered = match (
+                    text.find(c.think_close.as_str()),
+                    text.find(c.answer_open.as_str()),
+                ) {
+                    (Some(tc), Some(ao)) => tc < ao,
+                    _ => true,
+                };
+                let mut n = once.iter().filter(|b| **b).count();
+                if !ordered && once[2] {
+                    n -= 1;
+                }
+                let value = n as f64 * 0.25;
+                (
+                    value,
+                    format!("{n} of 4 tags appear exactly once and in place"),
+                )
+            }
+        }
+    }
+
+    fn strict(&self, text: &str) -> Result<(), String> {
+        let c = &self.config;
+        let t = text.trim();
+        for tag in [
+            &c.think_open,
+            &c.think_close,
+            &c.answer_open,
+            &c.answer_close,
+        ] {
+            let n = t.matches(tag.as_str()).count();
+            if n != 1 {
+                return Err(format!("`{tag}` appears {n} times, not once"));
+            }
+        }
+        let rest = t
+            .strip_prefix(c.think_open.as_str())
+            .ok_or_else(|| format!("does not start with `{}`", c.think_open))?;
+        let (think, rest) = rest
+            .split_once(c.think_close.as_str())
+            .ok_or("no closing think tag")?;
+        if think.trim().is_empty() {
+            return Err("the think block is empty".into());
+        }
+        let rest = rest.trim_start();
+        let rest = rest
+            .strip_prefix(c.answer_open.as_str())
+            .ok_or_else(|| format!("`{}` does not follow the think block", c.answer_open))?;
+        let (answer, after) = rest
+            .split_once(c.answer_close.as_str())
+            .ok_or("no closing answer tag")?;
+        if answer.trim().is_empty() {
+            return Err("the answer block is empty".into());
+        }
+        if !after.trim().is_empty() {
+            return Err("text follows the answer block".into());
+        }
+        Ok(())
+    }
+
+    fn lenient(&self, text: &str) -> Result<(), String> {
+        let c = &self.config;
+        let open = text
+            .find(c.think_open.as_str())
+            .ok_or_else(|| format!("no `{}`", c.think_open))?;
+        let after_open = &text[open + c.think_open.len()..];
+        let close = after_open
+            .find(c.think_close.as_str())
+            .ok_or_else(|| format!("no `{}` after `{}`", c.think_close, c.think_open))?;
+        let after_think = &after_open[close + c.think_close.len()..];
+        let a_open = after_think
+            .find(c.answer_open.as_str())
+            .ok_or_else(|| format!("no `{}` after the think block", c.answer_open))?;
+        let after_a = &after_think[a_open + c.answer_open.len()..];
+        let a_close = after_a
+            .find(c.answer_close.as_str())
+            .ok_or_else(|| format!("no `{}`", c.answer_close))?;
+        if after_a[..a_close].trim().is_empty() {
+            return Err("the answer block is empty".into());
+        }
+        Ok(())
+    }
+}
+
+impl Reward for FormatReward {
+    fn name(&self) -> &str {
+        "format"
+    }
+
+    fn score_group<'a>(
+        &'a self,
+        _task: &'a Task,
+        completions: &'a [String],
+    ) -> BoxFuture<'a, Vec<Score>> {
+        Box::pin(async move {
+            completions
+                .iter()
+                .map(|c| {
+                    let (value, reason) = self.score_one(c);
+                    let kind = if value >= 1.0 {
+                        VerdictKind::Correct
+                    } else {
+                        VerdictKind::WrongAnswer
+                    };
+                    Score {
+                        value: Some(value),
+                        verdict: Verdict::new(kind, reason),
+                    }
+                })
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn score(mode: FormatMode, text: &str) -> f64 {
+        FormatReward::new(FormatConfig {
+            mode,
+            ..Default::default()
+        })
+        .score_one(text)
+        .0
+    }
+
+    #[test]
+    fn table() {
+        use FormatMode::*;
+        // (completion, strict, lenient, tag count)
+        let cases: &[(&str, f64, f64, f64)] = &[
+            ("<think>a</think><answer>1</answer>", 1.0, 1.0, 1.0),
+            (
+                "<think>\nreason\n</think>\n<answer>\n5\n</answer>\n",
+                1.0,
+                1.0,
+                1.0,
+            ),
+            ("  <think>a</think> <answer>1</answer>  ", 1.0, 1.0, 1.0),
+            ("<think></think><answer>1</answer>", 0.0, 1.0, 1.0),
+            ("<think>a</think><answer> </answer>", 0.0, 0.0, 1.0),
+            ("<think>a</think><answer>1</answer> extra", 0.0, 1.0, 1.0),
+            ("preface <think>a</think><answer>1</answer>", 0.0, 1.0, 1.0),
+            ("<think>a</think>x<answer>1</answer>", 0.0, 1.0, 1.0),
+            ("<answer>1</answer><think>a</think>", 0.0, 0.0, 0.75),
+            ("<think>a</think>", 0.0, 0.0, 0.5),
+            ("<think>a</think><answer>1", 0.0, 0.0, 0.75),
+            ("<think>a<think>b</think><answer>1</answer>", 0.0, 1.0, 0.75),
+            (
+                "<think>a</think><answer>1</answer><answer>2</answer>",
+                0.0,
+                1.0,
+                0.5,
+            ),
+            ("just 5", 0.0, 0.0, 0.0),
+            ("", 0.0, 0.0, 0.0),
+        ];
+        for (text, s, l, t) in cases {
+            assert_eq!(score(Strict, text), *s, "strict {text:?}");
+            assert_eq!(score(Lenient, text), *l, "lenient {text:?}");
+            assert_eq!(score(TagCount, text), *t, "tag count {text:?}");
+        }
+    }
+
+    #[test]
+    fn think_opened_in_prompt_and_custom_tags() {
+        let r = FormatReward::new(FormatConfig {
+            think_opened_in_prompt: true,
+            ..Default::default()
+        });
+        assert_eq!(r.score_one("reasoning</think><answer>3</answer>").0, 1.0);
+        let r = FormatReward::new(FormatConfig {
+            think_open: "<reasoning>".into(),
+            think_close: "</reasoning>".into(),
+            ..Default::default()
+        });
+        assert_eq!(
+            r.score_one("<reasoning>x</reasoning><answer>3</answer>").0,
+            1.0
+        );
+        assert_eq!(r.score_one("<think>x</think><answer>3</answer>").0, 0.0);
+    }
+}
