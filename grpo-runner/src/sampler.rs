@@ -1,0 +1,502 @@
+//! Batched, seeded generation of G completions per prompt, with the log-probabilities the
+//! GRPO ratio needs.
+//!
+//! Each prompt is prefilled once; its KV cache is then fanned out to `group_size` rows, and
+//! all rows decode together one token per step. Rows that finish (EOS or length) leave the
+//! batch, so late steps run on the survivors only. Every completion draws from its own ChaCha
+//! stream (`seed`, stream = completion index), so results do not depend on batching or on
+//! which other rows finished first.
+//!
+//! **Recorded log-probs.** `logprobs[i]` is `log softmax(logits / temperature)[token_i]` over
+//! the *full* vocabulary: the temperature-scaled policy, before top-k/top-p truncation (those
+//! only restrict which tokens may be drawn). This is the quantity a trainer recomputes from a
+//! forward pass with the same temperature, so `ratio = exp(new − old)` is exactly 1 before the
+//! first update. In greedy mode (`temperature == 0`) the recorded log-probs are those of the
+//! unscaled distribution (temperature 1).
+
+use std::time::Instant;
+
+use candle_core::{D, DType, Device, Tensor};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::model::{KvCache, Model};
+
+/// How to draw tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SamplingConfig {
+    /// Softmax temperature; 0 means greedy (argmax, ties to the lowest id).
+    pub temperature: f64,
+    /// Nucleus sampling: keep the smallest set of most likely tokens whose mass reaches
+    /// `top_p` (1.0 keeps all).
+    pub top_p: f64,
+    /// Keep only the `top_k` most likely tokens (0 keeps all).
+    pub top_k: usize,
+    /// Most tokens generated per completion (EOS included).
+    pub max_new_tokens: usize,
+    /// Seed of the per-completion random streams.
+    pub seed: u64,
+    /// Most rows decoded in one forward pass; larger groups are processed in chunks of whole
+    /// prompts (0 means no limit).
+    pub max_batch_rows: usize,
+}
+
+impl Default for SamplingConfig {
+    fn default() -> Self {
+        SamplingConfig {
+            temperature: 1.0,
+            top_p: 1.0,
+            top_k: 0,
+            max_new_tokens: 128,
+            seed: 0,
+            max_batch_rows: 0,
+        }
+    }
+}
+
+impl SamplingConfig {
+    /// Greedy decoding of up to `max_new_tokens` tokens.
+    pub fn greedy(max_new_tokens: usize) -> Self {
+        SamplingConfig {
+            temperature: 0.0,
+            max_new_tokens,
+            ..Default::default()
+        }
+    }
+
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
+            return Err(Error::invalid(format!(
+                "temperature {} must be ≥ 0",
+                self.temperature
+            )));
+        }
+        if !(self.top_p > 0.0 && self.top_p <= 1.0) {
+            return Err(Error::invalid(format!(
+                "top_p {} must be in (0, 1]",
+                self.top_p
+            )));
+        }
+        if self.max_new_tokens == 0 {
+            return Err(Error::invalid("max_new_tokens must be positive"));
+        }
+        Ok(())
+    }
+
+    fn is_greedy(&self) -> bool {
+        self.temperature == 0.0
+    }
+}
+
+/// Why a completion stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// An end-of-sequence token was sampled (it is the last entry of `tokens`).
+    Eos,
+    /// `max_new_tokens` (or the context length) was reached.
+    Length,
+}
+
+/// One sampled completion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    /// Which prompt this continues (index into the `prompts` argument).
+    pub prompt_index: usize,
+    /// The generated token ids, EOS included when sampled.
+    pub tokens: Vec<u32>,
+    /// The sampling policy's log-prob of each token (see the module docs for which).
+    pub logprobs: Vec<f32>,
+    /// Why generation stopped.
+    pub finish_reason: FinishReason,
+}
+
+/// Where sampling time went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SamplerStats {
+    /// Seconds in prompt prefill forward passes.
+    pub prefill_seconds: f64,
+    /// Seconds in one-token decode forward passes.
+    pub decode_seconds: f64,
+    /// Seconds choosing tokens on the host (softmax, top-k/top-p, draws, copies).
+    pub draw_seconds: f64,
+    /// Decode forward passes run.
+    pub decode_steps: usize,
+    /// Tokens generated.
+    pub generated_tokens: usize,
+}
+
+impl SamplerStats {
+    /// Generated tokens per second of total sampling time.
+    pub fn tokens_per_second(&self) -> f64 {
+        let total = self.prefill_seconds + self.decode_seconds + self.draw_seconds;
+        self.generated_tokens as f64 / total.max(1e-12)
+    }
+}
+
+/// Generates `group_size` completions for every prompt, ordered prompt by prompt
+/// (`prompt_index` 0 × G, then 1 × G, …).
+///
+/// Runs on a [`Model::detached`] view of `model`, so no autograd graph is recorded.
+pub fn sample(
+    model: &Model,
+    prompts: &[Vec<u32>],
+    group_size: usize,
+    config: &SamplingConfig,
+) -> Result<Vec<Completion>> {
+    sample_with_stats(model, prompts, group_size, config).map(|(c, _)| c)
+}
+
+/// [`sample`], also returning where the time went.
+pub fn sample_with_stats(
+    model: &Model,
+    prompts: &[Vec<u32>],
+    group_size: usize,
+    config: &SamplingConfig,
+) -> Result<(Vec<Completion>, SamplerStats)> {
+    config.validate()?;
+    if group_size == 0 {
+        return Err(Error::invalid("group_size must be positive"));
+    }
+    if let Some(i) = prompts.iter().position(Vec::is_empty) {
+        return Err(Error::invalid(format!("prompt {i} is empty")));
+    }
+    let model = model.detached();
+    let prompts_per_chunk = if config.max_batch_rows == 0 {
+        prompts.len().max(1)
+    } else {
+        (config.max_batch_rows / group_size).max(1)
+    };
+    let mut out = Vec::with_capacity(prompts.len() * group_size);
+    let mut stats = SamplerStats::default();
+    for (chunk_index, chunk) in prompts.chunks(prompts_per_chunk).enumerate() {
+        let first = chunk_index * prompts_per_chunk;
+        out.extend(sample_chunk(
+            &model, chunk, first, group_size, config, &mut stats,
+        )?);
+    }
+    stats.generated_tokens = out.iter().map(|c| c.tokens.len()).sum();
+    tracing::debug!(?stats, "sampled");
+    Ok((out, stats))
+}
+
+/// One decoding row: which completion it is and what it has produced.
+struct Row {
+    completion: usize,
+    tokens: Vec<u32>,
+    logprobs: Vec<f32>,
+    rng: ChaCha8Rng,
+    left_pad: usize,
+}
+
+fn sample_chunk(
+    model: &Model,
+    prompts: &[Vec<u32>],
+    first_prompt: usize,
+    group_size: usize,
+    config: &SamplingConfig,
+    stats: &mut SamplerStats,
+) -> Result<Vec<Completion>> {
+    let device = model.device().clone();
+    let max_len = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    let context = model.config().max_position_embeddings;
+    let eos = &model.config().eos_token_ids;
+
+    // Prefill each prompt once, left padded to the longest.
+    let pads: Vec<usize> = prompts.iter().map(|p| max_len - p.len()).collect();
+    let mut ids = Vec::with_capacity(prompts.len() * max_len);
+    for p in prompts {
+        ids.extend(std::iter::repeat_n(0u32, max_len - p.len()));
+        ids.extend_from_slice(p);
+    }
+    let ids = Tensor::from_vec(ids, (prompts.len(), max_len), &device)?;
+    let start = Instant::now();
+    let mut cache = KvCache::new(model.config().num_hidden_layers);
+    let hidden = model.forward_hidden(&ids, &pads, Some(&mut cache))?;
+    let last = model
+        .logits(&hidden.narrow(1, max_len - 1, 1)?)?
+        .squeeze(1)?;
+
+    // Fan out to G rows per prompt.
+    let fan: Vec<u32> = (0..prompts.len() as u32)
+        .flat_map(|p| std::iter::repeat_n(p, group_size))
+        .collect();
+    cache.select_rows(&fan)?;
+    let mut logits = last.index_select(&Tensor::new(fan.as_slice(), &device)?, 0)?;
+    let mut rows: Vec<Row> = fan
+        .iter()
+        .enumerate()
+        .map(|(r, &p)| {
+            let completion = (first_prompt + p as usize) * group_size + r % group_size;
+            let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+            rng.set_stream(completion as u64);
+            Row {
+                completion,
+                tokens: Vec::new(),
+                logprobs: Vec::new(),
+                rng,
+                left_pad: pads[p as usize],
+            }
+        })
+        .collect();
+    let mut done: Vec<(usize, Completion)> = Vec::with_capacity(rows.len());
+    stats.prefill_seconds += start.elapsed().as_secs_f64();
+
+    loop {
+        let start = Instant::now();
+        let logits_host = host_rows(&logits)?;
+        let before = rows.len();
+        let mut next = Vec::with_capacity(rows.len());
+        let mut keep = Vec::with_capacity(rows.len());
+        let mut still = Vec::with_capacity(rows.len());
+        for (r, (mut row, row_logits)) in rows.into_iter().zip(logits_host).enumerate() {
+            let (token, logprob) = draw(&row_logits, config, &mut row.rng);
+            row.tokens.push(token);
+            row.logprobs.push(logprob);
+            let position = max_len + row.tokens.len() - row.left_pad;
+            let finish = if eos.contains(&token) {
+                Some(FinishReason::Eos)
+            } else if row.tokens.len() >= config.max_new_tokens || position > context {
+                Some(FinishReason::Length)
+            } else {
+                None
+            };
+            match finish {
+                Some(finish_reason) => done.push((
+                    row.completion,
+                    Completion {
+                        prompt_index: row.completion / group_size,
+                        tokens: row.tokens,
+                        logprobs: row.logprobs,
+                        finish_reason,
+                    },
+                )),
+                None => {
+                    next.push(token);
+                    keep.push(r as u32);
+                    still.push(row);
+                }
+            }
+        }
+        rows = still;
+        stats.draw_seconds += start.elapsed().as_secs_f64();
+        if rows.is_empty() {
+            break;
+        }
+        let start = Instant::now();
+        if rows.len() != before {
+            cache.select_rows(&keep)?;
+        }
+        let pads: Vec<usize> = rows.iter().map(|r| r.left_pad).collect();
+        let input = Tensor::from_vec(next, (rows.len(), 1), &device)?;
+        logits = model.forward(&input, &pads, Some(&mut cache))?.squeeze(1)?;
+        stats.decode_seconds += start.elapsed().as_secs_f64();
+        stats.decode_steps += 1;
+    }
+    // Restore completion order: prompt by prompt, then by stream index.
+    let base = first_prompt * group_size;
+    let mut ordered: Vec<Option<Completion>> = vec![None; prompts.len() * group_size];
+    for (completion, c) in done {
+        ordered[completion - base] = Some(c);
+    }
+    Ok(ordered.into_iter().flatten().collect())
+}
+
+/// Copies `[rows, vocab]` logits to host memory as f32 rows.
+fn host_rows(logits: &Tensor) -> Result<Vec<Vec<f32>>> {
+    Ok(logits
+        .to_dtype(DType::F32)?
+        .to_device(&Device::Cpu)?
+        .to_vec2::<f32>()?)
+}
+
+/// Draws one token from `logits` and returns it with its recorded log-prob.
+fn draw(logits: &[f32], config: &SamplingConfig, rng: &mut ChaCha8Rng) -> (u32, f32) {
+    let temperature = if config.is_greedy() {
+        1.0
+    } else {
+        config.temperature
+    };
+    let scaled: Vec<f64> = logits.iter().map(|&l| f64::from(l) / temperature).collect();
+    let max = scaled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let log_z = max + scaled.iter().map(|s| (s - max).exp()).sum::<f64>().ln();
+    let logprob = |t: usize| (scaled[t] - log_z) as f32;
+
+    if config.is_greedy() {
+        let best = argmax(&scaled);
+        return (best as u32, logprob(best));
+    }
+    let probs: Vec<f64> = scaled.iter().map(|s| (s - log_z).exp()).collect();
+    let truncate = config.top_k > 0 || config.top_p < 1.0;
+    let token = if truncate {
+        let mut order: Vec<usize> = (0..probs.len()).collect();
+        // Descending probability, ties by id, so the candidate set is deterministic.
+        order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]).then(a.cmp(&b)));
+        if config.top_k > 0 {
+            order.truncate(config.top_k);
+        }
+        if config.top_p < 1.0 {
+            let mut mass = 0.0;
+            let mut keep = 0;
+            for &t in &order {
+                mass += probs[t];
+                keep += 1;
+                if mass >= config.top_p {
+                    break;
+                }
+            }
+            order.truncate(keep.max(1));
+        }
+        let total: f64 = order.iter().map(|&t| probs[t]).sum();
+        pick(order.iter().map(|&t| (t, probs[t])), total, rng)
+    } else {
+        pick(probs.iter().copied().enumerate(), 1.0, rng)
+    };
+    (token as u32, logprob(token))
+}
+
+/// Inverse-CDF draw from `(token, weight)` pairs whose weights sum to `total`.
+fn pick(candidates: impl Iterator<Item = (usize, f64)>, total: f64, rng: &mut ChaCha8Rng) -> usize {
+    let u = rng.r#gen::<f64>() * total;
+    let mut acc = 0.0;
+    let mut last = 0;
+    for (t, w) in candidates {
+        if w <= 0.0 {
+            continue;
+        }
+        acc += w;
+        last = t;
+        if u < acc {
+            return t;
+        }
+    }
+    last
+}
+
+fn argmax(values: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, &v) in values.iter().enumerate() {
+        if v > values[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Log-probabilities of `completion` given `prompt` under `model` at `temperature` (1.0 for
+/// the unscaled policy), from one full forward pass: the re-scoring that must agree with the
+/// log-probs the sampler recorded.
+pub fn score_completion(
+    model: &Model,
+    prompt: &[u32],
+    completion: &[u32],
+    temperature: f64,
+) -> Result<Vec<f32>> {
+    if prompt.is_empty() || completion.is_empty() {
+        return Err(Error::invalid("prompt and completion must be non-empty"));
+    }
+    let ids: Vec<u32> = prompt.iter().chain(completion).copied().collect();
+    let n = ids.len();
+    let input = Tensor::from_vec(ids, (1, n), model.device())?;
+    let logits = model.detached().forward(&input, &[0], None)?;
+    let logits = logits
+        .narrow(1, prompt.len() - 1, completion.len())?
+        .squeeze(0)?;
+    let logits = (logits.to_dtype(DType::F64)? / temperature)?;
+    let logp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+    let target = Tensor::new(completion, model.device())?.unsqueeze(1)?;
+    let picked = logp.gather(&target, 1)?.squeeze(1)?.to_dtype(DType::F32)?;
+    Ok(picked.to_vec1::<f32>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng() -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(0)
+    }
+
+    #[test]
+    fn greedy_takes_the_argmax_and_records_its_logprob() {
+        // log_softmax([0, ln 3]) = [ln 1/4, ln 3/4]
+        let (t, lp) = draw(&[0.0, 3f32.ln()], &SamplingConfig::greedy(4), &mut rng());
+        assert_eq!(t, 1);
+        assert!((lp - 0.75f32.ln()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn top_k_one_is_greedy_but_records_the_tempered_logprob() {
+        let config = SamplingConfig {
+            temperature: 0.5,
+            top_k: 1,
+            ..Default::default()
+        };
+        // logits / 0.5 = [0, 2 ln 3]: p = [1/10, 9/10].
+        let (t, lp) = draw(&[0.0, 3f32.ln()], &config, &mut rng());
+        assert_eq!(t, 1);
+        assert!((lp - 0.9f32.ln()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn top_p_keeps_the_nucleus_only() {
+        // p = [0.6, 0.3, 0.1]: top_p 0.5 keeps only token 0.
+        let logits = [0.6f32.ln(), 0.3f32.ln(), 0.1f32.ln()];
+        let config = SamplingConfig {
+            top_p: 0.5,
+            ..Default::default()
+        };
+        let mut r = rng();
+        for _ in 0..50 {
+            assert_eq!(draw(&logits, &config, &mut r).0, 0);
+        }
+        // top_p 0.85 keeps tokens 0 and 1, never 2.
+        let config = SamplingConfig {
+            top_p: 0.85,
+            ..Default::default()
+        };
+        let seen: std::collections::HashSet<u32> =
+            (0..200).map(|_| draw(&logits, &config, &mut r).0).collect();
+        assert_eq!(seen, [0, 1].into_iter().collect());
+    }
+
+    #[test]
+    fn sampling_frequencies_follow_the_distribution() {
+        // p = [0.2, 0.8]; 4000 draws: mean 3200, sd ≈ 25, so ±150 is a 6σ band.
+        let logits = [0.2f32.ln(), 0.8f32.ln()];
+        let config = SamplingConfig::default();
+        let mut r = rng();
+        let ones = (0..4000)
+            .filter(|_| draw(&logits, &config, &mut r).0 == 1)
+            .count();
+        assert!((3050..=3350).contains(&ones), "{ones}");
+    }
+
+    #[test]
+    fn bad_settings_are_rejected() {
+        for config in [
+            SamplingConfig {
+                temperature: -1.0,
+                ..Default::default()
+            },
+            SamplingConfig {
+                top_p: 0.0,
+                ..Default::default()
+            },
+            SamplingConfig {
+                top_p: 1.5,
+                ..Default::default()
+            },
+            SamplingConfig {
+                max_new_tokens: 0,
+                ..Default::default()
+            },
+        ] {
+            assert!(config.validate().is_err(), "{config:?}");
+        }
+    }
+}
