@@ -87,18 +87,26 @@ proptest! {
     #[test]
     fn rationals_are_exact(n in -1_000_000i64..1_000_000, d in 1i64..1_000_000) {
         let checker = MathChecker::default();
-        let scaled = format!("\\frac{{{}}}{{{}}}", n * 3, d * 3);
-        prop_assert!(checker.check(&format!("\\frac{{{n}}}{{{d}}}"), &format!("\\boxed{{{scaled}}}")).correct);
-        let next = format!("\\frac{{{}}}{{{}}}", n * 3 + 1, d * 3);
-        prop_assert!(!checker.check(&format!("\\frac{{{n}}}{{{d}}}"), &format!("\\boxed{{{next}}}")).correct);
+        let gold = format!("\\frac{{{n}}}{{{d}}}");
+        let scaled = format!("\\boxed{{\\frac{{{}}}{{{}}}}}", n * 3, d * 3);
+        let next = format!("\\boxed{{\\frac{{{}}}{{{}}}}}", n * 3 + 1, d * 3);
+        let same = checker.check(&gold, &scaled).correct;
+        let off = checker.check(&gold, &next).correct;
+        prop_assert!(same);
+        prop_assert!(!off);
     }
 
     /// 1/2^k and 1/2^(k+1) are never equal, however small.
     #[test]
     fn tiny_powers_are_distinct(k in 1u32..3000) {
         let checker = MathChecker::default();
-        prop_assert!(!checker.check(&format!("2^{{-{k}}}"), &format!("\\boxed{{2^{{-{}}}}}", k + 1)).correct);
-        prop_assert!(checker.check(&format!("2^{{-{k}}}"), &format!("\\boxed{{\\frac{{1}}{{2^{{{k}}}}}}}")).correct);
+        let gold = format!("2^{{-{k}}}");
+        let next = format!("\\boxed{{2^{{-{}}}}}", k + 1);
+        let same = format!("\\boxed{{\\frac{{1}}{{2^{{{k}}}}}}}");
+        let off = checker.check(&gold, &next).correct;
+        let on = checker.check(&gold, &same).correct;
+        prop_assert!(!off);
+        prop_assert!(on);
     }
 
     /// Arithmetic the countdown reward evaluates agrees with integer arithmetic.
