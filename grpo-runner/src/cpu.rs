@@ -51,6 +51,7 @@ fn set_on_this_thread() -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -215,6 +215,7 @@ pub fn evaluate(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

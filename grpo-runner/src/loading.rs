@@ -606,6 +606,7 @@ fn write_json(path: &Path, value: &Value) -> Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

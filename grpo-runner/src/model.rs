@@ -133,7 +133,10 @@ impl ModelConfig {
                 return Err(bad(field, "must be positive".into()));
             }
         }
-        if self.num_attention_heads % self.num_key_value_heads != 0 {
+        if !self
+            .num_attention_heads
+            .is_multiple_of(self.num_key_value_heads)
+        {
             return Err(bad(
                 "num_key_value_heads",
                 format!(
@@ -142,7 +145,7 @@ impl ModelConfig {
                 ),
             ));
         }
-        if self.head_dim % 2 != 0 {
+        if !self.head_dim.is_multiple_of(2) {
             return Err(bad(
                 "head_dim",
                 format!("{} is odd; RoPE needs pairs", self.head_dim),
@@ -817,6 +820,7 @@ fn normal_samples(rng: &mut impl rand::Rng, n: usize, std: f32) -> Vec<f32> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -414,6 +414,7 @@ pub fn score_completion(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

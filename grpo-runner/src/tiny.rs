@@ -108,6 +108,7 @@ pub fn tiny_model(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -372,6 +372,7 @@ fn token_name(value: Option<Value>) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

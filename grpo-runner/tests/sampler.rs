@@ -123,7 +123,13 @@ fn batching_does_not_change_the_samples() {
 fn greedy_follows_the_argmax_of_full_forwards() {
     let model = model();
     let prompt = random_ids(4, 30, 4);
-    let completion = &sample(&model, &[prompt.clone()], 1, &SamplingConfig::greedy(8)).unwrap()[0];
+    let completion = &sample(
+        &model,
+        std::slice::from_ref(&prompt),
+        1,
+        &SamplingConfig::greedy(8),
+    )
+    .unwrap()[0];
     let mut ids = prompt.clone();
     for &token in &completion.tokens {
         let input = Tensor::new(ids.as_slice(), &Device::Cpu)
@@ -144,7 +150,13 @@ fn eos_stops_a_completion_and_is_recorded() {
     let tensors = random_tensors(&base, 21);
     let free = Model::from_tensors(&base, tensors.clone(), DType::F32, &Device::Cpu).unwrap();
     let prompt = random_ids(4, 30, 5);
-    let greedy = &sample(&free, &[prompt.clone()], 1, &SamplingConfig::greedy(6)).unwrap()[0];
+    let greedy = &sample(
+        &free,
+        std::slice::from_ref(&prompt),
+        1,
+        &SamplingConfig::greedy(6),
+    )
+    .unwrap()[0];
     // Make the third greedy token the EOS: generation must stop right there, EOS included.
     let mut config = base.clone();
     config.eos_token_ids = vec![greedy.tokens[2]];

@@ -58,7 +58,7 @@ impl Args {
             max_batch_rows: 0,
         };
         let start = Instant::now();
-        let completion = sample(&model, &[prompt.clone()], 1, &config)
+        let completion = sample(&model, std::slice::from_ref(&prompt), 1, &config)
             .context("sampling")?
             .pop()
             .context("the sampler returned no completion")?;
