@@ -29,18 +29,15 @@ pub struct Args {
     pub pairs: Option<PathBuf>,
 }
 
+/// One line of a pairs file; other fields (an id, a category, an expected verdict) are
+/// ignored.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Pair {
     gold: String,
     pred: String,
     /// Optional alternatives to the gold answer.
     #[serde(default)]
     alternatives: Vec<String>,
-    /// Ignored: lets pair files carry an id or a note.
-    #[serde(default)]
-    #[allow(dead_code)]
-    id: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize)]
