@@ -2,14 +2,43 @@
 //!
 //! A task pack is a set of problems, one JSON object per line, whose answers a program can
 //! check: math problems with a reference answer, code problems with tests, and countdown
-//! puzzles. This crate owns the schema ([`Task`]); the rewards that check completions live in
-//! `grpo-rewards`.
+//! puzzles. This crate owns
+//! - the schema ([`Task`]) and strict loading ([`Pack::load`]): every problem of a pack is
+//!   reported at once, with file, line and field, because a pack that fails on line 9,000 of
+//!   a long run wastes the run;
+//! - prompt templates ([`Template`]): R1-Zero, compact, plain, and custom with placeholders;
+//! - seeded generators ([`generate`]): `arith` and `countdown`;
+//! - importers ([`import`]): HumanEval, MBPP, GSM8K, MATH-style and generic JSONL;
+//! - exact arithmetic expressions ([`expr`]), the language of countdown answers, with a solver;
+//! - the built-in packs ([`builtin`]): `arith`, `countdown`, `python`.
+//!
+//! The rewards that check completions live in `grpo-rewards`.
+//!
+//! ```
+//! use grpo_tasks::{Pack, Template};
+//! let pack = Pack::load("builtin:arith").unwrap();
+//! let task = &pack.train()[0];
+//! let text = pack.manifest.template.render(task);
+//! assert!(text.starts_with(task.prompt()));
+//! assert_eq!(Template::Plain.render(task), task.prompt());
+//! ```
 #![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 #![warn(missing_docs)]
 
+pub mod builtin;
+pub mod error;
+pub mod expr;
+pub mod generate;
+pub mod import;
+pub mod pack;
 pub mod task;
+pub mod template;
 
+pub use error::{ExprError, GenerateError, ImportError, PackError, Problem, TemplateError};
+pub use pack::{Manifest, Pack, Split};
 pub use task::{
     AssertTests, CallCase, CallTests, CodeMode, CodeTask, CodeTests, CountdownTask, Language,
     MathTask, Metadata, StdioCase, StdioTests, Task, TaskKind,
 };
+pub use template::Template;

@@ -265,7 +265,8 @@ mod tests {
 
     #[test]
     fn metadata_takes_anything() {
-        let line = r#"{"id":"a","kind":"math","prompt":"p","answer":"1","metadata":{"x":{"y":[1]}}}"#;
+        let line =
+            r#"{"id":"a","kind":"math","prompt":"p","answer":"1","metadata":{"x":{"y":[1]}}}"#;
         let task: Task = serde_json::from_str(line).unwrap();
         assert_eq!(task.metadata().unwrap()["x"]["y"][0], 1);
     }

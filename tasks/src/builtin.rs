@@ -1,0 +1,115 @@
+//! Packs compiled into the crate, loadable as `builtin:NAME` with no files around.
+//!
+//! | name | kind | splits | for |
+//! |---|---|---|---|
+//! | `arith` | math | train 2000, eval 200 | the default tiny CPU run: easy arithmetic a small model learns in minutes |
+//! | `countdown` | countdown | train 1000, eval 200 | the TinyZero task |
+//! | `python` | code | train (hand-written) | checking the code reward and small code-RL runs |
+//!
+//! The generated packs are reproducible: [`regenerate`] rebuilds their split files from the
+//! generator, and a test checks the files match byte for byte.
+
+use crate::error::GenerateError;
+use crate::generate::{self, ArithSettings, CountdownSettings, Difficulty, Generator};
+use crate::pack::to_jsonl;
+
+/// A pack compiled into the crate.
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltinPack {
+    /// Its name, as in `builtin:NAME`.
+    pub name: &'static str,
+    /// The text of its `pack.toml`.
+    pub manifest: &'static str,
+    /// Its README.
+    pub readme: &'static str,
+    /// Split files: (file name, text).
+    pub files: &'static [(&'static str, &'static str)],
+}
+
+const PACKS: &[BuiltinPack] = &[
+    BuiltinPack {
+        name: "arith",
+        manifest: include_str!("../packs/arith/pack.toml"),
+        readme: include_str!("../packs/arith/README.md"),
+        files: &[
+            ("train.jsonl", include_str!("../packs/arith/train.jsonl")),
+            ("eval.jsonl", include_str!("../packs/arith/eval.jsonl")),
+        ],
+    },
+    BuiltinPack {
+        name: "countdown",
+        manifest: include_str!("../packs/countdown/pack.toml"),
+        readme: include_str!("../packs/countdown/README.md"),
+        files: &[
+            (
+                "train.jsonl",
+                include_str!("../packs/countdown/train.jsonl"),
+            ),
+            ("eval.jsonl", include_str!("../packs/countdown/eval.jsonl")),
+        ],
+    },
+    BuiltinPack {
+        name: "python",
+        manifest: include_str!("../packs/python/pack.toml"),
+        readme: include_str!("../packs/python/README.md"),
+        files: &[("train.jsonl", include_str!("../packs/python/train.jsonl"))],
+    },
+];
+
+/// The names of the built-in packs.
+pub fn names() -> Vec<&'static str> {
+    PACKS.iter().map(|p| p.name).collect()
+}
+
+/// The built-in pack with this name.
+pub fn get(name: &str) -> Option<&'static BuiltinPack> {
+    PACKS.iter().find(|p| p.name == name)
+}
+
+/// The recipe of a generated built-in pack: generator, seed, train and eval sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recipe {
+    /// The generator and its settings.
+    pub generator: Generator,
+    /// The seed.
+    pub seed: u64,
+    /// Train split size.
+    pub n_train: usize,
+    /// Eval split size.
+    pub n_eval: usize,
+}
+
+/// The recipe of a generated built-in pack (`arith`, `countdown`); `None` for hand-written ones.
+pub fn recipe(name: &str) -> Option<Recipe> {
+    match name {
+        "arith" => Some(Recipe {
+            generator: Generator::Arith(ArithSettings {
+                difficulty: Difficulty::Easy,
+                ..Default::default()
+            }),
+            seed: 20_260_101,
+            n_train: 2000,
+            n_eval: 200,
+        }),
+        "countdown" => Some(Recipe {
+            generator: Generator::Countdown(CountdownSettings::for_difficulty(Difficulty::Medium)),
+            seed: 20_260_102,
+            n_train: 1000,
+            n_eval: 200,
+        }),
+        _ => None,
+    }
+}
+
+/// Rebuilds a generated pack's split files: `[("train.jsonl", text), ("eval.jsonl", text)]`.
+pub fn regenerate(name: &str) -> Option<Result<Vec<(&'static str, String)>, GenerateError>> {
+    let r = recipe(name)?;
+    Some(
+        generate::generate_split(&r.generator, r.n_train, r.n_eval, r.seed).map(|(train, eval)| {
+            vec![
+                ("train.jsonl", to_jsonl(&train)),
+                ("eval.jsonl", to_jsonl(&eval)),
+            ]
+        }),
+    )
+}

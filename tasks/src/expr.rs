@@ -1,0 +1,589 @@
+//! Exact arithmetic expressions: the language of countdown answers.
+//!
+//! An expression is integers combined with `+ - * /` (also `×` and `÷`), parentheses and
+//! unary minus, evaluated exactly in rationals (`6 / 4` is `3/2`, never `1`). The countdown
+//! generator builds its references with it, pack validation checks references with it, and
+//! the countdown reward in `grpo-rewards` parses completions with it. [`solve`] finds an
+//! expression for a countdown puzzle by exhaustive search, proving the puzzle solvable.
+//!
+//! ```
+//! use grpo_tasks::expr::{Expr, solve};
+//! let e = Expr::parse("(25 - 7) * 3").unwrap();
+//! assert_eq!(e.eval().unwrap().to_string(), "54");
+//! assert_eq!(e.literals(), vec![25, 7, 3]);
+//! let found = solve(&[25, 7, 3], 54, true).unwrap();
+//! assert_eq!(Expr::parse(&found).unwrap().eval().unwrap().to_string(), "54");
+//! ```
+
+use std::collections::HashSet;
+use std::fmt;
+
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{ToPrimitive, Zero};
+
+use crate::error::ExprError;
+
+/// The deepest nesting the parser accepts (parentheses and unary minus together).
+pub const MAX_DEPTH: usize = 200;
+
+/// A binary operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*` (or `×`)
+    Mul,
+    /// `/` (or `÷`), exact.
+    Div,
+}
+
+impl Op {
+    fn symbol(self) -> char {
+        match self {
+            Op::Add => '+',
+            Op::Sub => '-',
+            Op::Mul => '*',
+            Op::Div => '/',
+        }
+    }
+
+    /// Applies the operator exactly; `None` on division by zero.
+    pub fn apply(self, a: &BigRational, b: &BigRational) -> Option<BigRational> {
+        match self {
+            Op::Add => Some(a + b),
+            Op::Sub => Some(a - b),
+            Op::Mul => Some(a * b),
+            Op::Div => (!b.is_zero()).then(|| a / b),
+        }
+    }
+}
+
+/// A parsed arithmetic expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    /// A non-negative integer literal as written.
+    Num(BigInt),
+    /// Unary minus.
+    Neg(Box<Expr>),
+    /// A binary operation.
+    Bin(Op, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    /// Parses an expression; the whole input must be one expression.
+    pub fn parse(text: &str) -> Result<Expr, ExprError> {
+        let tokens = tokenize(text)?;
+        if tokens.is_empty() {
+            return Err(ExprError::Empty);
+        }
+        let mut parser = Parser {
+            tokens: &tokens,
+            pos: 0,
+            end: text.len(),
+        };
+        let expr = parser.sum(0)?;
+        if let Some(tok) = parser.peek() {
+            return Err(ExprError::UnexpectedToken {
+                found: tok.kind.describe(),
+                expected: "an operator or the end",
+                offset: tok.offset,
+            });
+        }
+        Ok(expr)
+    }
+
+    /// Evaluates exactly.
+    pub fn eval(&self) -> Result<BigRational, ExprError> {
+        match self {
+            Expr::Num(n) => Ok(BigRational::from_integer(n.clone())),
+            Expr::Neg(e) => Ok(-e.eval()?),
+            Expr::Bin(op, a, b) => op
+                .apply(&a.eval()?, &b.eval()?)
+                .ok_or(ExprError::DivisionByZero),
+        }
+    }
+
+    /// The integer literals, left to right (a literal too large for `i64` is `i64::MAX`, which
+    /// matches no countdown number).
+    pub fn literals(&self) -> Vec<i64> {
+        let mut out = Vec::new();
+        self.collect_literals(&mut out);
+        out
+    }
+
+    fn collect_literals(&self, out: &mut Vec<i64>) {
+        match self {
+            Expr::Num(n) => out.push(n.to_i64().unwrap_or(i64::MAX)),
+            Expr::Neg(e) => e.collect_literals(out),
+            Expr::Bin(_, a, b) => {
+                a.collect_literals(out);
+                b.collect_literals(out);
+            }
+        }
+    }
+}
+
+impl Expr {
+    /// Renders with only the parentheses precedence and associativity require:
+    /// `(3 + 5) * 2 - 1`, `10 - (4 - 3)`.
+    pub fn to_minimal_string(&self) -> String {
+        let mut out = String::new();
+        self.write_minimal(&mut out);
+        out
+    }
+
+    fn precedence(&self) -> u8 {
+        match self {
+            Expr::Bin(Op::Add | Op::Sub, ..) => 1,
+            Expr::Bin(Op::Mul | Op::Div, ..) => 2,
+            Expr::Neg(_) => 3,
+            Expr::Num(_) => 4,
+        }
+    }
+
+    fn write_minimal(&self, out: &mut String) {
+        let wrap = |e: &Expr, parens: bool, out: &mut String| {
+            if parens {
+                out.push('(');
+                e.write_minimal(out);
+                out.push(')');
+            } else {
+                e.write_minimal(out);
+            }
+        };
+        match self {
+            Expr::Num(n) => out.push_str(&n.to_string()),
+            Expr::Neg(e) => {
+                out.push('-');
+                wrap(e, e.precedence() < 3, out);
+            }
+            Expr::Bin(op, a, b) => {
+                let p = self.precedence();
+                wrap(a, a.precedence() < p, out);
+                out.push(' ');
+                out.push(op.symbol());
+                out.push(' ');
+                let right_parens =
+                    b.precedence() < p || (b.precedence() == p && matches!(op, Op::Sub | Op::Div));
+                wrap(b, right_parens, out);
+            }
+        }
+    }
+}
+
+impl fmt::Display for Expr {
+    /// Fully parenthesised inner operations, no outer parentheses: `(3 + 5) * 2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn inner(e: &Expr, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match e {
+                Expr::Bin(..) => write!(f, "({e})"),
+                _ => write!(f, "{e}"),
+            }
+        }
+        match self {
+            Expr::Num(n) => write!(f, "{n}"),
+            Expr::Neg(e) => {
+                f.write_str("-")?;
+                inner(e, f)
+            }
+            Expr::Bin(op, a, b) => {
+                inner(a, f)?;
+                write!(f, " {} ", op.symbol())?;
+                inner(b, f)
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum TokKind {
+    Num(BigInt),
+    Op(Op),
+    Open,
+    Close,
+}
+
+impl TokKind {
+    fn describe(&self) -> String {
+        match self {
+            TokKind::Num(n) => format!("number {n}"),
+            TokKind::Op(op) => format!("`{}`", op.symbol()),
+            TokKind::Open => "`(`".into(),
+            TokKind::Close => "`)`".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    kind: TokKind,
+    offset: usize,
+}
+
+fn tokenize(text: &str) -> Result<Vec<Token>, ExprError> {
+    let mut tokens = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((offset, ch)) = chars.next() {
+        let kind = match ch {
+            c if c.is_whitespace() => continue,
+            '0'..='9' => {
+                let mut digits = String::from(ch);
+                while let Some(&(_, d)) = chars.peek() {
+                    if !d.is_ascii_digit() {
+                        break;
+                    }
+                    digits.push(d);
+                    chars.next();
+                }
+                let n: BigInt = digits
+                    .parse()
+                    .map_err(|_| ExprError::UnexpectedChar { ch, offset })?;
+                TokKind::Num(n)
+            }
+            '+' => TokKind::Op(Op::Add),
+            '-' | '−' => TokKind::Op(Op::Sub),
+            '*' | '×' => TokKind::Op(Op::Mul),
+            '/' | '÷' => TokKind::Op(Op::Div),
+            '(' => TokKind::Open,
+            ')' => TokKind::Close,
+            _ => return Err(ExprError::UnexpectedChar { ch, offset }),
+        };
+        tokens.push(Token { kind, offset });
+    }
+    Ok(tokens)
+}
+
+struct Parser<'a> {
+    tokens: &'a [Token],
+    pos: usize,
+    end: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.pos)
+    }
+
+    fn sum(&mut self, depth: usize) -> Result<Expr, ExprError> {
+        let mut left = self.product(depth)?;
+        while let Some(Token {
+            kind: TokKind::Op(op @ (Op::Add | Op::Sub)),
+            ..
+        }) = self.peek()
+        {
+            let op = *op;
+            self.pos += 1;
+            let right = self.product(depth)?;
+            left = Expr::Bin(op, Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn product(&mut self, depth: usize) -> Result<Expr, ExprError> {
+        let mut left = self.unary(depth)?;
+        while let Some(Token {
+            kind: TokKind::Op(op @ (Op::Mul | Op::Div)),
+            ..
+        }) = self.peek()
+        {
+            let op = *op;
+            self.pos += 1;
+            let right = self.unary(depth)?;
+            left = Expr::Bin(op, Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self, depth: usize) -> Result<Expr, ExprError> {
+        if depth > MAX_DEPTH {
+            return Err(ExprError::TooDeep { max: MAX_DEPTH });
+        }
+        let Some(tok) = self.peek().cloned() else {
+            return Err(ExprError::UnexpectedToken {
+                found: "the end".into(),
+                expected: "a number or `(`",
+                offset: self.end,
+            });
+        };
+        self.pos += 1;
+        match tok.kind {
+            TokKind::Num(n) => Ok(Expr::Num(n)),
+            TokKind::Op(Op::Sub) => Ok(Expr::Neg(Box::new(self.unary(depth + 1)?))),
+            TokKind::Open => {
+                let inner = self.sum(depth + 1)?;
+                match self.peek() {
+                    Some(Token {
+                        kind: TokKind::Close,
+                        ..
+                    }) => {
+                        self.pos += 1;
+                        Ok(inner)
+                    }
+                    Some(t) => Err(ExprError::UnexpectedToken {
+                        found: t.kind.describe(),
+                        expected: "`)`",
+                        offset: t.offset,
+                    }),
+                    None => Err(ExprError::UnexpectedToken {
+                        found: "the end".into(),
+                        expected: "`)`",
+                        offset: self.end,
+                    }),
+                }
+            }
+            other => Err(ExprError::UnexpectedToken {
+                found: other.describe(),
+                expected: "a number or `(`",
+                offset: tok.offset,
+            }),
+        }
+    }
+}
+
+/// How the literals of an expression fit the numbers of a countdown puzzle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Usage {
+    /// Every literal is one of the numbers, each used no more often than given (and, when all
+    /// must be used, every number used).
+    Valid,
+    /// A literal that is not among the numbers (or is used more often than given).
+    NotAvailable(i64),
+    /// Numbers left unused although all must be used.
+    Unused(Vec<i64>),
+}
+
+/// Checks the literals of an expression against the puzzle's numbers (a multiset).
+pub fn check_usage(literals: &[i64], numbers: &[i64], use_all: bool) -> Usage {
+    let mut left: Vec<i64> = numbers.to_vec();
+    for &lit in literals {
+        match left.iter().position(|&n| n == lit) {
+            Some(i) => {
+                left.swap_remove(i);
+            }
+            None => return Usage::NotAvailable(lit),
+        }
+    }
+    if use_all && !left.is_empty() {
+        left.sort_unstable();
+        return Usage::Unused(left);
+    }
+    Usage::Valid
+}
+
+/// Finds an expression over `numbers` (each exactly once when `use_all`, else at most once)
+/// that evaluates exactly to `target`, by exhaustive search over pairwise combinations with
+/// memoised states. Returns `None` when no expression exists. Practical up to six numbers.
+pub fn solve(numbers: &[i64], target: i64, use_all: bool) -> Option<String> {
+    let target = BigRational::from_integer(BigInt::from(target));
+    let items: Vec<(BigRational, Expr)> = numbers
+        .iter()
+        .map(|&n| {
+            let leaf = if n < 0 {
+                Expr::Neg(Box::new(Expr::Num(
+                    BigInt::from(n).magnitude().clone().into(),
+                )))
+            } else {
+                Expr::Num(BigInt::from(n))
+            };
+            (BigRational::from_integer(BigInt::from(n)), leaf)
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    search(items, &target, use_all, &mut seen).map(|e| e.to_string())
+}
+
+fn search(
+    items: Vec<(BigRational, Expr)>,
+    target: &BigRational,
+    use_all: bool,
+    seen: &mut HashSet<Vec<BigRational>>,
+) -> Option<Expr> {
+    if use_all {
+        if items.len() == 1 && &items[0].0 == target {
+            return items.into_iter().next().map(|(_, e)| e);
+        }
+    } else if let Some((_, e)) = items.iter().find(|(v, _)| v == target) {
+        return Some(e.clone());
+    }
+    if items.len() < 2 {
+        return None;
+    }
+    let mut key: Vec<BigRational> = items.iter().map(|(v, _)| v.clone()).collect();
+    key.sort();
+    if !seen.insert(key) {
+        return None;
+    }
+    for i in 0..items.len() {
+        for j in 0..items.len() {
+            if i == j {
+                continue;
+            }
+            let (a, ea) = &items[i];
+            let (b, eb) = &items[j];
+            for op in [Op::Add, Op::Sub, Op::Mul, Op::Div] {
+                // + and * are symmetric: try each unordered pair once.
+                if matches!(op, Op::Add | Op::Mul) && i > j {
+                    continue;
+                }
+                let Some(value) = op.apply(a, b) else {
+                    continue;
+                };
+                let mut next: Vec<(BigRational, Expr)> = items
+                    .iter()
+                    .enumerate()
+                    .filter(|&(k, _)| k != i && k != j)
+                    .map(|(_, it)| it.clone())
+                    .collect();
+                next.push((
+                    value,
+                    Expr::Bin(op, Box::new(ea.clone()), Box::new(eb.clone())),
+                ));
+                if let Some(found) = search(next, target, use_all, seen) {
+                    return Some(found);
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str) -> String {
+        Expr::parse(text).unwrap().eval().unwrap().to_string()
+    }
+
+    #[test]
+    fn evaluates_exactly_with_precedence() {
+        // Each golden value worked by hand.
+        for (text, want) in [
+            ("1 + 2 * 3", "7"),
+            ("(1 + 2) * 3", "9"),
+            ("10 - 4 - 3", "3"), // left-associative: (10-4)-3
+            ("24 / 4 / 2", "3"), // (24/4)/2
+            ("6 / 4", "3/2"),    // exact, not integer division
+            ("1 / 3 + 1 / 6", "1/2"),
+            ("-3 + 5", "2"),
+            ("--3", "3"),
+            ("2 × 3 ÷ 4", "3/2"),
+            ("8 / (3 - 8 / 3)", "24"), // the classic 24 puzzle: 8/(1/3)
+            ("99999999999999999999 - 99999999999999999998", "1"),
+        ] {
+            assert_eq!(value(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn parse_errors_name_the_place() {
+        let cases: &[(&str, &str)] = &[
+            ("", "empty"),
+            ("   ", "empty"),
+            ("1 +", "unexpected the end at byte 3"),
+            ("(1 + 2", "expected `)`"),
+            ("1 + 2)", "unexpected `)` at byte 5"),
+            ("1 2", "unexpected number 2 at byte 2"),
+            ("1.5 + 2", "unexpected character `.` at byte 1"),
+            ("x = 3", "unexpected character `x`"),
+            ("* 3", "unexpected `*` at byte 0"),
+        ];
+        for (text, want) in cases {
+            let err = Expr::parse(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+        let deep = format!("{}1{}", "(".repeat(500), ")".repeat(500));
+        assert_eq!(
+            Expr::parse(&deep),
+            Err(ExprError::TooDeep { max: MAX_DEPTH })
+        );
+    }
+
+    #[test]
+    fn division_by_zero_is_an_error_not_a_panic() {
+        assert_eq!(
+            Expr::parse("5 / (3 - 3)").unwrap().eval(),
+            Err(ExprError::DivisionByZero)
+        );
+    }
+
+    #[test]
+    fn usage_is_a_multiset_check() {
+        assert_eq!(check_usage(&[3, 3], &[3, 3, 4], false), Usage::Valid);
+        assert_eq!(
+            check_usage(&[3, 3], &[3, 3, 4], true),
+            Usage::Unused(vec![4])
+        );
+        assert_eq!(
+            check_usage(&[3, 3, 3], &[3, 3, 4], false),
+            Usage::NotAvailable(3)
+        );
+        assert_eq!(check_usage(&[5], &[3, 4], false), Usage::NotAvailable(5));
+        assert_eq!(check_usage(&[4, 3], &[3, 4], true), Usage::Valid);
+    }
+
+    #[test]
+    fn solver_finds_valid_expressions() {
+        for (numbers, target, use_all) in [
+            (vec![25, 7, 3], 54, true),
+            (vec![3, 3, 8, 8], 24, true), // needs fractions: 8 / (3 - 8/3)
+            (vec![1, 2, 3, 4], 10, true),
+            (vec![50, 2, 9], 52, false), // 50 + 2, 9 unused
+            (vec![100, 75, 50, 25, 6, 3], 952, true),
+        ] {
+            let found = solve(&numbers, target, use_all).unwrap();
+            let e = Expr::parse(&found).unwrap();
+            assert_eq!(
+                e.eval().unwrap(),
+                BigRational::from_integer(target.into()),
+                "{found}"
+            );
+            assert_eq!(
+                check_usage(&e.literals(), &numbers, use_all),
+                Usage::Valid,
+                "{found}"
+            );
+        }
+    }
+
+    #[test]
+    fn solver_reports_impossible_puzzles() {
+        // 1 and 1 reach at most 2 (1+1); 1,1 → {0, 1, 2}.
+        assert_eq!(solve(&[1, 1], 3, true), None);
+        // With at most once, a lone number equal to the target is a solution; here none is.
+        assert_eq!(solve(&[2], 3, false), None);
+        assert_eq!(solve(&[], 3, false), None);
+    }
+
+    #[test]
+    fn minimal_rendering_keeps_the_value() {
+        for (text, want) in [
+            ("((3 + 5) * 2) - 1", "(3 + 5) * 2 - 1"),
+            ("10 - (4 - 3)", "10 - (4 - 3)"),
+            ("(10 - 4) - 3", "10 - 4 - 3"),
+            ("24 / (4 / 2)", "24 / (4 / 2)"),
+            ("(2 * 3) * 4", "2 * 3 * 4"),
+            ("2 * (3 * 4)", "2 * 3 * 4"), // associative: same value, parentheses dropped
+            ("-(2 + 3)", "-(2 + 3)"),
+            ("1 + (2 + 3)", "1 + 2 + 3"),
+            ("1 - (2 + 3)", "1 - (2 + 3)"),
+        ] {
+            let e = Expr::parse(text).unwrap();
+            let minimal = e.to_minimal_string();
+            assert_eq!(minimal, want, "{text}");
+            assert_eq!(Expr::parse(&minimal).unwrap().eval(), e.eval(), "{text}");
+        }
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for text in ["(3 + 5) * 2", "8 / (3 - (8 / 3))", "-(2 + 3)", "7"] {
+            let e = Expr::parse(text).unwrap();
+            let again = Expr::parse(&e.to_string()).unwrap();
+            assert_eq!(e, again, "{text} → {e}");
+        }
+    }
+}

@@ -1,0 +1,969 @@
+//! Task packs: loading, strict validation, splits and the manifest.
+//!
+//! A *pack spec* is one of
+//! - a `.jsonl` (or `.jsonl.gz`) file: one split named after the file's stem;
+//! - a directory with `pack.toml` and split files (`train.jsonl`, `eval.jsonl`, …): the
+//!   manifest's `[splits]` table names them, or else every `*.jsonl` file is a split named
+//!   after its stem;
+//! - `builtin:NAME`: a pack compiled into the crate (see [`crate::builtin`]).
+//!
+//! Loading is strict and complete: each line is checked field by field against the schema
+//! (unknown fields, missing fields, wrong types, unknown kinds, broken JSON), then for meaning
+//! (empty prompts, countdown references that miss their target, empty test lists), then ids
+//! are checked for duplicates across the whole pack. Every problem is collected with its file,
+//! line and field, and [`Pack::load`] returns them all at once in [`PackError::Invalid`].
+//!
+//! ```
+//! use grpo_tasks::Pack;
+//! let pack = Pack::load("builtin:arith").unwrap();
+//! assert!(pack.split("train").unwrap().len() >= 2000);
+//! assert!(pack.split("eval").unwrap().len() >= 200);
+//!
+//! let bad = "{\"id\":\"a\",\"kind\":\"math\",\"prompt\":\"1+1\"}\n";
+//! let err = Pack::from_jsonl_str("bad.jsonl", bad).unwrap_err();
+//! assert_eq!(err.problems()[0].to_string(), "bad.jsonl:1: field `answer` (task a): missing required field");
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::builtin;
+use crate::error::{PackError, Problem};
+use crate::expr::{self, Expr, Usage};
+use crate::task::{CodeTests, Task};
+use crate::template::Template;
+
+/// A pack's description: `pack.toml` in a pack directory, or defaults for a single file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// The pack's name.
+    pub name: String,
+    /// The pack's version (free text, semver by convention).
+    #[serde(default = "default_version")]
+    pub version: String,
+    /// The license of the problems (an SPDX id when there is one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license: Option<String>,
+    /// What the pack is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The default prompt template (`r1_zero`, `compact`, `plain`, or a custom text).
+    #[serde(default)]
+    pub template: Template,
+    /// Reward weights by reward name (`accuracy`, `format`, …); empty means the trainer's
+    /// defaults.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rewards: BTreeMap<String, f64>,
+    /// Split name → file name relative to the pack directory; empty means every `*.jsonl`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub splits: BTreeMap<String, String>,
+}
+
+fn default_version() -> String {
+    "0.0.0".into()
+}
+
+impl Manifest {
+    /// A manifest with a name and every other field at its default.
+    pub fn named(name: impl Into<String>) -> Manifest {
+        Manifest {
+            name: name.into(),
+            version: default_version(),
+            license: None,
+            description: None,
+            template: Template::default(),
+            rewards: BTreeMap::new(),
+            splits: BTreeMap::new(),
+        }
+    }
+}
+
+/// One split of a pack: its name, where it came from, and its tasks in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Split {
+    /// The split's name (`train`, `eval`, …).
+    pub name: String,
+    /// The file it was read from (a path, or `builtin:NAME/FILE`).
+    pub file: String,
+    /// The tasks, in file order.
+    pub tasks: Vec<Task>,
+}
+
+/// A loaded, valid task pack.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pack {
+    /// The pack's manifest.
+    pub manifest: Manifest,
+    splits: Vec<Split>,
+}
+
+impl Pack {
+    /// Loads a pack from a spec: a `.jsonl` path, a pack directory, or `builtin:NAME`.
+    pub fn load(spec: &str) -> Result<Pack, PackError> {
+        if let Some(name) = spec.strip_prefix("builtin:") {
+            return load_builtin(spec, name);
+        }
+        let path = Path::new(spec);
+        if path.is_dir() {
+            return load_dir(path);
+        }
+        if path.is_file() {
+            let text = read_text(path)?;
+            let label = path.display().to_string();
+            return Pack::from_jsonl_str(&label, &text).map(|mut pack| {
+                pack.manifest.name = split_name_of(path);
+                pack
+            });
+        }
+        Err(PackError::NotFound {
+            spec: spec.into(),
+            reason: "not a file, a directory, or builtin:NAME (built-in packs: ".to_owned()
+                + &builtin::names().join(", ")
+                + ")",
+        })
+    }
+
+    /// Reads a single-file pack from text; `file` names it in errors, and its stem names the
+    /// one split (`eval.jsonl` → `eval`).
+    pub fn from_jsonl_str(file: &str, text: &str) -> Result<Pack, PackError> {
+        let name = split_name_of(Path::new(file));
+        let mut problems = Vec::new();
+        let lined = parse_jsonl(file, text, &mut problems);
+        check_duplicates(
+            lined.iter().map(|(line, t)| (file, Some(*line), t)),
+            &mut problems,
+        );
+        let tasks = lined.into_iter().map(|(_, t)| t).collect();
+        let splits = vec![Split {
+            name: name.clone(),
+            file: file.to_owned(),
+            tasks,
+        }];
+        if !problems.is_empty() {
+            return Err(PackError::Invalid { problems });
+        }
+        Ok(Pack {
+            manifest: Manifest::named(name),
+            splits,
+        })
+    }
+
+    /// Builds a pack from a manifest and already-parsed splits, checking ids and meaning.
+    pub fn from_splits(manifest: Manifest, splits: Vec<Split>) -> Result<Pack, PackError> {
+        let mut problems = Vec::new();
+        for split in &splits {
+            for task in &split.tasks {
+                for (field, message) in check_meaning(task) {
+                    problems.push(Problem {
+                        file: split.file.clone(),
+                        line: None,
+                        field: Some(field),
+                        task_id: Some(task.id().to_owned()),
+                        message,
+                    });
+                }
+            }
+        }
+        check_duplicates(
+            splits
+                .iter()
+                .flat_map(|s| s.tasks.iter().map(move |t| (s.file.as_str(), None, t))),
+            &mut problems,
+        );
+        if !problems.is_empty() {
+            return Err(PackError::Invalid { problems });
+        }
+        Ok(Pack { manifest, splits })
+    }
+
+    /// The tasks of one split, if the pack has it.
+    pub fn split(&self, name: &str) -> Option<&[Task]> {
+        self.splits
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.tasks.as_slice())
+    }
+
+    /// Every split, in manifest (or file-name) order.
+    pub fn splits(&self) -> &[Split] {
+        &self.splits
+    }
+
+    /// The split names.
+    pub fn split_names(&self) -> Vec<&str> {
+        self.splits.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// The training tasks: split `train`, or the only split of a one-split pack.
+    pub fn train(&self) -> &[Task] {
+        self.split("train").unwrap_or_else(|| self.only_split())
+    }
+
+    /// The evaluation tasks: split `eval`, else `test`, else the only split of a one-split
+    /// pack.
+    pub fn eval(&self) -> &[Task] {
+        self.split("eval")
+            .or_else(|| self.split("test"))
+            .unwrap_or_else(|| self.only_split())
+    }
+
+    fn only_split(&self) -> &[Task] {
+        match self.splits.as_slice() {
+            [only] => &only.tasks,
+            _ => &[],
+        }
+    }
+
+    /// Every task of every split.
+    pub fn tasks(&self) -> impl Iterator<Item = &Task> {
+        self.splits.iter().flat_map(|s| s.tasks.iter())
+    }
+
+    /// The number of tasks in all splits.
+    pub fn len(&self) -> usize {
+        self.splits.iter().map(|s| s.tasks.len()).sum()
+    }
+
+    /// Whether the pack has no task at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The task with this id, in any split.
+    pub fn get(&self, id: &str) -> Option<&Task> {
+        self.tasks().find(|t| t.id() == id)
+    }
+}
+
+/// Serialises tasks as JSONL, one line each, with a trailing newline.
+pub fn to_jsonl(tasks: &[Task]) -> String {
+    let mut out = String::new();
+    for task in tasks {
+        // Serialising a `Task` cannot fail: every field is a string, number, bool or JSON value.
+        if let Ok(line) = serde_json::to_string(task) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn split_name_of(path: &Path) -> String {
+    let file = path.file_name().and_then(|f| f.to_str()).unwrap_or("tasks");
+    let stem = file.strip_suffix(".gz").unwrap_or(file);
+    stem.strip_suffix(".jsonl").unwrap_or(stem).to_owned()
+}
+
+fn read_text(path: &Path) -> Result<String, PackError> {
+    let io = |source| PackError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .read_to_end(&mut out)
+            .map_err(io)?;
+        out
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes).map_err(|e| PackError::Io {
+        path: path.to_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+    })
+}
+
+fn load_builtin(spec: &str, name: &str) -> Result<Pack, PackError> {
+    let Some(files) = builtin::get(name) else {
+        return Err(PackError::NotFound {
+            spec: spec.into(),
+            reason: format!(
+                "no built-in pack `{name}` (built-in packs: {})",
+                builtin::names().join(", ")
+            ),
+        });
+    };
+    let manifest_label = format!("builtin:{name}/pack.toml");
+    let read = |file: &str| -> Option<String> {
+        files
+            .files
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map(|(_, text)| (*text).to_owned())
+    };
+    load_with(
+        &manifest_label,
+        files.manifest,
+        |file| {
+            let label = format!("builtin:{name}/{file}");
+            match read(file) {
+                Some(text) => Ok((label, text)),
+                None => Err(Problem {
+                    file: manifest_label.clone(),
+                    line: None,
+                    field: Some("splits".into()),
+                    task_id: None,
+                    message: format!("built-in pack has no file `{file}`"),
+                }),
+            }
+        },
+        files.files.iter().map(|(f, _)| (*f).to_owned()).collect(),
+    )
+}
+
+fn load_dir(dir: &Path) -> Result<Pack, PackError> {
+    let manifest_path = dir.join("pack.toml");
+    let manifest_label = manifest_path.display().to_string();
+    let manifest_text = match std::fs::read_to_string(&manifest_path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(PackError::NotFound {
+                spec: dir.display().to_string(),
+                reason: "the directory has no pack.toml".into(),
+            });
+        }
+        Err(source) => {
+            return Err(PackError::Io {
+                path: manifest_path,
+                source,
+            });
+        }
+    };
+    let mut files: Vec<String> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+            .filter(|f| f.ends_with(".jsonl") || f.ends_with(".jsonl.gz"))
+            .collect(),
+        Err(source) => {
+            return Err(PackError::Io {
+                path: dir.to_owned(),
+                source,
+            });
+        }
+    };
+    files.sort();
+    let mut io_error = None;
+    let result = load_with(
+        &manifest_label,
+        &manifest_text,
+        |file| {
+            let path = dir.join(file);
+            let label = path.display().to_string();
+            if !path.is_file() {
+                return Err(Problem {
+                    file: manifest_label.clone(),
+                    line: None,
+                    field: Some("splits".into()),
+                    task_id: None,
+                    message: format!("split file `{file}` does not exist"),
+                });
+            }
+            match read_text(&path) {
+                Ok(text) => Ok((label, text)),
+                Err(e) => {
+                    let message = e.to_string();
+                    io_error.get_or_insert(e);
+                    Err(Problem {
+                        file: label,
+                        line: None,
+                        field: None,
+                        task_id: None,
+                        message,
+                    })
+                }
+            }
+        },
+        files,
+    );
+    match (result, io_error) {
+        (Err(_), Some(io)) => Err(io),
+        (result, _) => result,
+    }
+}
+
+/// Loads a pack from its manifest text and a reader of split files; `files` lists the
+/// `*.jsonl` files present, used when the manifest names no splits.
+fn load_with(
+    manifest_label: &str,
+    manifest_text: &str,
+    mut read: impl FnMut(&str) -> Result<(String, String), Problem>,
+    files: Vec<String>,
+) -> Result<Pack, PackError> {
+    let manifest: Manifest = match toml::from_str(manifest_text) {
+        Ok(m) => m,
+        Err(e) => {
+            let line = e.span().map(|span| line_of(manifest_text, span.start));
+            return Err(PackError::Invalid {
+                problems: vec![Problem {
+                    file: manifest_label.to_owned(),
+                    line,
+                    field: None,
+                    task_id: None,
+                    message: e.message().to_owned(),
+                }],
+            });
+        }
+    };
+    let split_files: Vec<(String, String)> = if manifest.splits.is_empty() {
+        files
+            .iter()
+            .map(|f| (split_name_of(Path::new(f)), f.clone()))
+            .collect()
+    } else {
+        manifest
+            .splits
+            .iter()
+            .map(|(n, f)| (n.clone(), f.clone()))
+            .collect()
+    };
+    let mut problems = Vec::new();
+    if split_files.is_empty() {
+        problems.push(Problem {
+            file: manifest_label.to_owned(),
+            line: None,
+            field: Some("splits".into()),
+            task_id: None,
+            message: "the pack has no split files (*.jsonl)".into(),
+        });
+    }
+    let mut parsed = Vec::new();
+    for (name, file) in split_files {
+        match read(&file) {
+            Ok((label, text)) => {
+                let lined = parse_jsonl(&label, &text, &mut problems);
+                parsed.push((name, label, lined));
+            }
+            Err(problem) => problems.push(problem),
+        }
+    }
+    // Conventional order: train, eval, test, then the rest by name.
+    parsed.sort_by_key(|(name, _, _)| {
+        let rank = ["train", "eval", "test"]
+            .iter()
+            .position(|n| n == name)
+            .unwrap_or(3);
+        (rank, name.clone())
+    });
+    check_duplicates(
+        parsed.iter().flat_map(|(_, label, lined)| {
+            lined
+                .iter()
+                .map(move |(l, t)| (label.as_str(), Some(*l), t))
+        }),
+        &mut problems,
+    );
+    let splits = parsed
+        .into_iter()
+        .map(|(name, file, lined)| Split {
+            name,
+            file,
+            tasks: lined.into_iter().map(|(_, t)| t).collect(),
+        })
+        .collect();
+    if !problems.is_empty() {
+        return Err(PackError::Invalid { problems });
+    }
+    Ok(Pack { manifest, splits })
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    text.as_bytes()
+        .iter()
+        .take(byte)
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Parses JSONL text into (line, task) pairs, pushing every problem found; lines with problems
+/// are left out.
+pub(crate) fn parse_jsonl(
+    file: &str,
+    text: &str,
+    problems: &mut Vec<Problem>,
+) -> Vec<(usize, Task)> {
+    let mut tasks = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line_no = index + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let problem = |field: Option<String>, task_id: Option<String>, message: String| Problem {
+            file: file.to_owned(),
+            line: Some(line_no),
+            field,
+            task_id,
+            message,
+        };
+        let value: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                problems.push(problem(
+                    None,
+                    None,
+                    format!("broken JSON at column {}: {e}", e.column()),
+                ));
+                continue;
+            }
+        };
+        let task_id = value.get("id").and_then(Value::as_str).map(str::to_owned);
+        let schema_problems = check_schema(&value);
+        if !schema_problems.is_empty() {
+            for (field, message) in schema_problems {
+                problems.push(problem(field, task_id.clone(), message));
+            }
+            continue;
+        }
+        let task: Task = match serde_json::from_value(value) {
+            Ok(t) => t,
+            Err(e) => {
+                // The schema check mirrors serde's rules; this is a safety net.
+                problems.push(problem(None, task_id, e.to_string()));
+                continue;
+            }
+        };
+        let meaning = check_meaning(&task);
+        if meaning.is_empty() {
+            tasks.push((line_no, task));
+        } else {
+            for (field, message) in meaning {
+                problems.push(problem(Some(field), task_id.clone(), message));
+            }
+        }
+    }
+    tasks
+}
+
+/// Reports every id used more than once, naming the line of each repeat and of the first use.
+fn check_duplicates<'a>(
+    entries: impl IntoIterator<Item = (&'a str, Option<usize>, &'a Task)>,
+    problems: &mut Vec<Problem>,
+) {
+    let mut first: HashMap<&str, String> = HashMap::new();
+    for (file, line, task) in entries {
+        let here = match line {
+            Some(l) => format!("{file}:{l}"),
+            None => file.to_owned(),
+        };
+        if let Some(prev) = first.get(task.id()) {
+            problems.push(Problem {
+                file: file.to_owned(),
+                line,
+                field: Some("id".into()),
+                task_id: Some(task.id().to_owned()),
+                message: format!("duplicate id (first used at {prev})"),
+            });
+        } else {
+            first.insert(task.id(), here);
+        }
+    }
+}
+
+// ---- the schema, field by field ---------------------------------------------------------
+
+#[derive(Clone, Copy)]
+enum Ty {
+    Str,
+    Int,
+    UInt,
+    Bool,
+    Num,
+    Obj,
+    Any,
+    StrList,
+    IntList,
+    AnyList,
+    Tests,
+    StdioCases,
+    CallCases,
+}
+
+impl Ty {
+    fn name(self) -> &'static str {
+        match self {
+            Ty::Str => "a string",
+            Ty::Int => "an integer",
+            Ty::UInt => "a non-negative integer",
+            Ty::Bool => "true or false",
+            Ty::Num => "a number",
+            Ty::Obj => "an object",
+            Ty::Any => "any JSON value",
+            Ty::StrList => "an array of strings",
+            Ty::IntList => "an array of integers",
+            Ty::AnyList => "an array",
+            Ty::Tests => "a tests object",
+            Ty::StdioCases | Ty::CallCases => "an array of case objects",
+        }
+    }
+}
+
+type Field = (&'static str, bool, Ty);
+
+const COMMON: [Field; 4] = [
+    ("id", true, Ty::Str),
+    ("kind", true, Ty::Str),
+    ("prompt", true, Ty::Str),
+    ("metadata", false, Ty::Obj),
+];
+const MATH: [Field; 2] = [
+    ("answer", true, Ty::Str),
+    ("alternatives", false, Ty::StrList),
+];
+const COUNTDOWN: [Field; 4] = [
+    ("numbers", true, Ty::IntList),
+    ("target", true, Ty::Int),
+    ("use_all", false, Ty::Bool),
+    ("reference", false, Ty::Str),
+];
+const CODE: [Field; 6] = [
+    ("language", true, Ty::Str),
+    ("mode", true, Ty::Str),
+    ("tests", true, Ty::Tests),
+    ("reference", false, Ty::Str),
+    ("time_limit_ms", false, Ty::UInt),
+    ("memory_mb", false, Ty::UInt),
+];
+const ASSERT: [Field; 3] = [
+    ("type", true, Ty::Str),
+    ("code", true, Ty::Str),
+    ("entry_point", false, Ty::Str),
+];
+const STDIO: [Field; 3] = [
+    ("type", true, Ty::Str),
+    ("cases", true, Ty::StdioCases),
+    ("float_tolerance", false, Ty::Num),
+];
+const CALL: [Field; 4] = [
+    ("type", true, Ty::Str),
+    ("entry_point", true, Ty::Str),
+    ("cases", true, Ty::CallCases),
+    ("float_tolerance", false, Ty::Num),
+];
+const STDIO_CASE: [Field; 2] = [("stdin", true, Ty::Str), ("stdout", true, Ty::Str)];
+const CALL_CASE: [Field; 2] = [("args", true, Ty::AnyList), ("expected", true, Ty::Any)];
+
+type FieldProblems = Vec<(Option<String>, String)>;
+
+/// Checks one JSON line against the schema, returning every (field, message) problem.
+fn check_schema(value: &Value) -> FieldProblems {
+    let mut out = Vec::new();
+    let Some(obj) = value.as_object() else {
+        out.push((
+            None,
+            format!("a task must be a JSON object, found {}", json_type(value)),
+        ));
+        return out;
+    };
+    let kind_fields: &[Field] = match obj.get("kind") {
+        // Missing or non-string: reported by `check_object` below with the common fields.
+        None => &[],
+        Some(Value::String(k)) => match k.as_str() {
+            "math" => &MATH,
+            "countdown" => &COUNTDOWN,
+            "code" => &CODE,
+            other => {
+                out.push((
+                    Some("kind".into()),
+                    format!("unknown kind `{other}` (expected math, code or countdown)"),
+                ));
+                &[]
+            }
+        },
+        Some(_) => &[],
+    };
+    let known_kind = !kind_fields.is_empty();
+    let fields: Vec<Field> = COMMON.iter().chain(kind_fields).copied().collect();
+    // With an unknown kind, only the common fields can be judged.
+    check_object("", obj, &fields, !known_kind, &mut out);
+    if known_kind {
+        if let Some(Value::String(lang)) = obj.get("language")
+            && lang != "python"
+        {
+            out.push((
+                Some("language".into()),
+                format!("unknown language `{lang}` (expected python)"),
+            ));
+        }
+        if let Some(Value::String(mode)) = obj.get("mode")
+            && mode != "prefix"
+            && mode != "full"
+        {
+            out.push((
+                Some("mode".into()),
+                format!("unknown mode `{mode}` (expected prefix or full)"),
+            ));
+        }
+    }
+    out
+}
+
+fn check_object(
+    path: &str,
+    obj: &Map<String, Value>,
+    fields: &[Field],
+    lenient: bool,
+    out: &mut FieldProblems,
+) {
+    let join = |name: &str| {
+        if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        }
+    };
+    for &(name, required, ty) in fields {
+        match obj.get(name) {
+            None if required => out.push((Some(join(name)), "missing required field".into())),
+            None => {}
+            Some(v) => check_value(&join(name), v, ty, out),
+        }
+    }
+    if lenient {
+        return;
+    }
+    for key in obj.keys() {
+        if !fields.iter().any(|(name, _, _)| name == key) {
+            let allowed: Vec<&str> = fields.iter().map(|(n, _, _)| *n).collect();
+            out.push((
+                Some(join(key)),
+                format!(
+                    "unknown field (allowed here: {}; put extra data under `metadata`)",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+    }
+}
+
+fn check_value(path: &str, v: &Value, ty: Ty, out: &mut FieldProblems) {
+    let ok = match ty {
+        Ty::Str => v.is_string(),
+        Ty::Int => v.is_i64(),
+        Ty::UInt => v.is_u64(),
+        Ty::Bool => v.is_boolean(),
+        Ty::Num => v.is_number(),
+        Ty::Obj => v.is_object(),
+        Ty::Any => true,
+        Ty::AnyList => v.is_array(),
+        Ty::StrList | Ty::IntList | Ty::StdioCases | Ty::CallCases => {
+            let Some(items) = v.as_array() else {
+                out.push((
+                    Some(path.to_owned()),
+                    format!("expected {}, found {}", ty.name(), json_type(v)),
+                ));
+                return;
+            };
+            for (i, item) in items.iter().enumerate() {
+                let item_path = format!("{path}[{i}]");
+                match ty {
+                    Ty::StrList => check_value(&item_path, item, Ty::Str, out),
+                    Ty::IntList => check_value(&item_path, item, Ty::Int, out),
+                    Ty::StdioCases | Ty::CallCases => match item.as_object() {
+                        Some(obj) => {
+                            let fields: &[Field] = if matches!(ty, Ty::StdioCases) {
+                                &STDIO_CASE
+                            } else {
+                                &CALL_CASE
+                            };
+                            check_object(&item_path, obj, fields, false, out);
+                        }
+                        None => out.push((
+                            Some(item_path),
+                            format!("expected a case object, found {}", json_type(item)),
+                        )),
+                    },
+                    _ => {}
+                }
+            }
+            return;
+        }
+        Ty::Tests => {
+            let Some(obj) = v.as_object() else {
+                out.push((
+                    Some(path.to_owned()),
+                    format!("expected a tests object, found {}", json_type(v)),
+                ));
+                return;
+            };
+            let fields: &[Field] = match obj.get("type").and_then(Value::as_str) {
+                Some("assert") => &ASSERT,
+                Some("stdio") => &STDIO,
+                Some("call") => &CALL,
+                Some(other) => {
+                    out.push((
+                        Some(format!("{path}.type")),
+                        format!("unknown tests type `{other}` (expected assert, stdio or call)"),
+                    ));
+                    return;
+                }
+                None => {
+                    out.push((
+                        Some(format!("{path}.type")),
+                        "missing or non-string tests type (assert, stdio or call)".into(),
+                    ));
+                    return;
+                }
+            };
+            check_object(path, obj, fields, false, out);
+            return;
+        }
+    };
+    if !ok {
+        let extra = match (ty, v) {
+            (Ty::Int | Ty::UInt, Value::Number(n)) if !n.is_i64() && !n.is_u64() => {
+                " (not an integer)"
+            }
+            (Ty::UInt, Value::Number(_)) => " (negative)",
+            _ => "",
+        };
+        out.push((
+            Some(path.to_owned()),
+            format!("expected {}, found {}{extra}", ty.name(), json_type(v)),
+        ));
+    }
+}
+
+fn json_type(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("{b}"),
+        Value::Number(n) => format!("number {n}"),
+        Value::String(s) if s.chars().count() > 20 => "a string".into(),
+        Value::String(s) => format!("string {s:?}"),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// Checks what the schema cannot: empty texts, countdown references, test lists.
+fn check_meaning(task: &Task) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut need = |ok: bool, field: &str, message: &str| {
+        if !ok {
+            out.push((field.to_owned(), message.to_owned()));
+        }
+    };
+    need(!task.id().trim().is_empty(), "id", "must not be empty");
+    need(
+        task.id().trim() == task.id(),
+        "id",
+        "must not start or end with whitespace",
+    );
+    need(
+        !task.prompt().trim().is_empty(),
+        "prompt",
+        "must not be empty",
+    );
+    match task {
+        Task::Math(t) => {
+            need(!t.answer.trim().is_empty(), "answer", "must not be empty");
+            for (i, alt) in t.alternatives.iter().enumerate() {
+                need(
+                    !alt.trim().is_empty(),
+                    &format!("alternatives[{i}]"),
+                    "must not be empty",
+                );
+            }
+        }
+        Task::Countdown(t) => {
+            need(
+                !t.numbers.is_empty(),
+                "numbers",
+                "must hold at least one number",
+            );
+            need(
+                t.numbers.iter().all(|&n| n >= 0),
+                "numbers",
+                "must be non-negative integers",
+            );
+            if let Some(reference) = &t.reference
+                && let Some(message) =
+                    countdown_reference_problem(reference, &t.numbers, t.target, t.use_all)
+            {
+                out.push(("reference".into(), message));
+            }
+        }
+        Task::Code(t) => {
+            match &t.tests {
+                CodeTests::Assert(a) => {
+                    need(!a.code.trim().is_empty(), "tests.code", "must not be empty");
+                    if let Some(e) = &a.entry_point {
+                        need(
+                            is_identifier(e),
+                            "tests.entry_point",
+                            "must be a Python identifier",
+                        );
+                    }
+                }
+                CodeTests::Stdio(s) => need(
+                    !s.cases.is_empty(),
+                    "tests.cases",
+                    "must hold at least one case",
+                ),
+                CodeTests::Call(c) => {
+                    need(
+                        !c.cases.is_empty(),
+                        "tests.cases",
+                        "must hold at least one case",
+                    );
+                    need(
+                        is_identifier(&c.entry_point),
+                        "tests.entry_point",
+                        "must be a Python identifier",
+                    );
+                }
+            }
+            need(
+                t.time_limit_ms != Some(0),
+                "time_limit_ms",
+                "must be positive",
+            );
+            need(t.memory_mb != Some(0), "memory_mb", "must be positive");
+        }
+    }
+    out
+}
+
+/// Why a countdown reference is not a solution, or `None` when it is one.
+pub fn countdown_reference_problem(
+    reference: &str,
+    numbers: &[i64],
+    target: i64,
+    use_all: bool,
+) -> Option<String> {
+    let expr = match Expr::parse(reference) {
+        Ok(e) => e,
+        Err(e) => return Some(format!("does not parse: {e}")),
+    };
+    match expr::check_usage(&expr.literals(), numbers, use_all) {
+        Usage::Valid => {}
+        Usage::NotAvailable(n) => return Some(format!("uses {n}, which is not available")),
+        Usage::Unused(left) => {
+            return Some(format!("leaves {left:?} unused although all must be used"));
+        }
+    }
+    match expr.eval() {
+        Ok(v) if v == num_rational::BigRational::from_integer(target.into()) => None,
+        Ok(v) => Some(format!("evaluates to {v}, not the target {target}")),
+        Err(e) => Some(format!("does not evaluate: {e}")),
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+/// Reads a pack directory's split file path (for tools that write packs).
+pub fn split_path(dir: &Path, split: &str) -> PathBuf {
+    dir.join(format!("{split}.jsonl"))
+}
