@@ -50,10 +50,21 @@ pub(crate) struct Job {
 struct Wire<'a> {
     seed: u64,
     harness: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    harness_code: Option<&'a str>,
     nonce: &'a str,
     #[serde(flatten)]
     job: &'a Job,
 }
+
+/// Loads the harness from its compiled form. Compiling `harness.py` costs the guest more than
+/// running a typical test, so the sandbox compiles it once (in the sandbox itself, so the
+/// bytecode matches the interpreter exactly) and sends `marshal` bytes with every run.
+const HARNESS_LOADER: &str = "def main(job):\n    import marshal\n    namespace = {'__name__': '__grpo_harness__'}\n    exec(marshal.loads(bytes.fromhex(job.pop('harness_code'))), namespace)\n    namespace['main'](job)\n";
+
+/// The program that prints the harness's compiled form (hex of `marshal.dumps`); its stdin
+/// is the harness source.
+pub(crate) const COMPILE_HARNESS: &str = "import marshal, sys\nsource = sys.stdin.read()\nsys.stdout.write(marshal.dumps(compile(source, '<harness>', 'exec')).hex())\n";
 
 impl Job {
     /// A plain script run.
@@ -93,8 +104,10 @@ impl Job {
     }
 
     /// The bytes fed to the guest's stdin: `<len>\n<job json>` followed by the program's stdin.
-    pub(crate) fn encode(&self, nonce: &str, stdin: &[u8]) -> Vec<u8> {
-        let wire = Wire { seed: rand::random::<u64>() >> 1, harness: HARNESS_PY, nonce, job: self };
+    /// With `compiled` (hex of the marshalled harness) the guest skips compiling the harness.
+    pub(crate) fn encode(&self, nonce: &str, stdin: &[u8], compiled: Option<&str>) -> Vec<u8> {
+        let harness = if compiled.is_some() { HARNESS_LOADER } else { HARNESS_PY };
+        let wire = Wire { seed: rand::random::<u64>() >> 1, harness, harness_code: compiled, nonce, job: self };
         // Serialising plain strings and JSON values cannot fail.
         let json = serde_json::to_vec(&wire).unwrap_or_default();
         let mut bytes = Vec::with_capacity(json.len() + stdin.len() + 16);
@@ -221,7 +234,7 @@ mod tests {
 
     #[test]
     fn encoded_job_starts_with_its_length() {
-        let bytes = Job::script("print(1)").encode("n", b"in");
+        let bytes = Job::script("print(1)").encode("n", b"in", None);
         let text = String::from_utf8(bytes).unwrap();
         let (len, rest) = text.split_once('\n').unwrap();
         let len: usize = len.parse().unwrap();

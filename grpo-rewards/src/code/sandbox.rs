@@ -60,6 +60,8 @@ struct Inner {
     pre: CommandPre<HostState>,
     permits: Arc<Semaphore>,
     concurrency: usize,
+    /// The harness, compiled by the guest on first use (hex of its `marshal` bytes).
+    compiled_harness: tokio::sync::OnceCell<Option<String>>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -97,7 +99,13 @@ impl Sandbox {
         start_ticker(&engine);
         let concurrency = options.concurrency.max(1);
         Ok(Sandbox {
-            inner: Arc::new(Inner { engine, pre, permits: Arc::new(Semaphore::new(concurrency)), concurrency }),
+            inner: Arc::new(Inner {
+                engine,
+                pre,
+                permits: Arc::new(Semaphore::new(concurrency)),
+                concurrency,
+                compiled_harness: tokio::sync::OnceCell::new(),
+            }),
         })
     }
 
@@ -162,10 +170,27 @@ impl Sandbox {
             .acquire()
             .await
             .map_err(|e| SandboxError::Engine { reason: format!("sandbox closed: {e}") })?;
+        let compiled = self.inner.compiled_harness.get_or_try_init(|| self.compile_harness()).await?;
         let nonce = harness::nonce();
-        let input = job.encode(&nonce, stdin);
+        let input = job.encode(&nonce, stdin, compiled.as_deref());
         let raw = self.execute_raw(input, limits).await?;
         Ok(harness::finish(raw, &nonce))
+    }
+
+    /// Has the guest compile the harness; `None` (send the source each time) if that fails.
+    async fn compile_harness(&self) -> Result<Option<String>> {
+        let nonce = harness::nonce();
+        let input = Job::script(harness::COMPILE_HARNESS).encode(&nonce, harness::HARNESS_PY.as_bytes(), None);
+        let limits = Limits { output_bytes: 16 << 20, ..Limits::default() };
+        let (run, _) = harness::finish(self.execute_raw(input, &limits).await?, &nonce);
+        let hex = run.stdout.trim();
+        if run.status == RunStatus::Ok && !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            tracing::debug!(bytes = hex.len() / 2, "compiled the harness");
+            Ok(Some(hex.to_owned()))
+        } else {
+            tracing::warn!(status = ?run.status, stderr = %run.stderr, "could not compile the harness; sending source");
+            Ok(None)
+        }
     }
 
     async fn execute_raw(&self, input: Vec<u8>, limits: &Limits) -> Result<RawRun> {
