@@ -14,7 +14,7 @@ use grpo_runner::sampler::{SamplingConfig, sample_with_stats};
 use grpo_runner::tiny::{TinyModelSpec, tiny_model};
 
 fn main() -> anyhow::Result<()> {
-    grpo_runner::cpu::flush_denormals_to_zero();
+    grpo_runner::cpu::configure();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let device = Device::Cpu;
     let prompt_text = "What is 37 + 48? Reason in <think></think>, answer in <answer></answer>.\n";

@@ -1,4 +1,4 @@
-//! CPU floating-point settings.
+//! CPU settings that make candle faster here: subnormal flushing and allocator thresholds.
 //!
 //! Small weights and gradients of a tiny model drift into the subnormal range, where x86
 //! arithmetic is one to two orders of magnitude slower. Flushing subnormals to zero (FTZ) and
@@ -15,6 +15,39 @@ pub fn flush_denormals_to_zero() -> bool {
     rayon::broadcast(|_| set_on_this_thread());
     tracing::debug!("flush-to-zero and denormals-are-zero enabled");
     true
+}
+
+/// Keeps freed tensor buffers in the heap for reuse instead of returning them to the
+/// operating system (glibc only; elsewhere it does nothing and returns false).
+///
+/// glibc serves large allocations with `mmap` and unmaps them on free, so every decode step
+/// that allocates a fresh KV-cache or activation buffer pays page faults and page zeroing
+/// (about a third of the sampling time of the tiny model in a profile). Raising the mmap and
+/// trim thresholds made tiny-model sampling (64 rows) about 1.5× faster.
+pub fn keep_freed_memory() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        const ONE_GIB: libc::c_int = 1 << 30;
+        // SAFETY: mallopt only changes allocator thresholds; called before heavy allocation.
+        let ok = unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, ONE_GIB) == 1
+                && libc::mallopt(libc::M_TRIM_THRESHOLD, ONE_GIB) == 1
+                && libc::mallopt(libc::M_TOP_PAD, 256 << 20) == 1
+        };
+        tracing::debug!(ok, "raised malloc mmap/trim thresholds");
+        ok
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        false
+    }
+}
+
+/// Both CPU settings: [`flush_denormals_to_zero`] and [`keep_freed_memory`]. Call once at
+/// start-up, before loading a model.
+pub fn configure() {
+    flush_denormals_to_zero();
+    keep_freed_memory();
 }
 
 #[cfg(target_arch = "x86_64")]

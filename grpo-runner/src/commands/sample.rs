@@ -40,7 +40,7 @@ impl Args {
     /// Runs the command: prints one JSON object (`completion`, `tokens`, `finish_reason`,
     /// `tokens_per_second`) on stdout.
     pub fn execute(self) -> anyhow::Result<ExitCode> {
-        grpo_runner::cpu::flush_denormals_to_zero();
+        grpo_runner::cpu::configure();
         let device = Device::Cpu;
         let (model, tokenizer) = grpo_runner::loading::load(&self.model, DType::F32, &device)
             .with_context(|| format!("loading the model from {}", self.model.display()))?;
