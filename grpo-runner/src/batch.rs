@@ -46,9 +46,15 @@ impl PackedBatch {
             return Err(Error::invalid("cannot pack an empty batch"));
         }
         if let Some(i) = rows.iter().position(|(p, c)| p.is_empty() || c.is_empty()) {
-            return Err(Error::invalid(format!("row {i} has an empty prompt or completion")));
+            return Err(Error::invalid(format!(
+                "row {i} has an empty prompt or completion"
+            )));
         }
-        let seq = rows.iter().map(|(p, c)| p.len() + c.len() - 1).max().unwrap_or(1);
+        let seq = rows
+            .iter()
+            .map(|(p, c)| p.len() + c.len() - 1)
+            .max()
+            .unwrap_or(1);
         let b = rows.len();
         let mut inputs = vec![pad_id; b * seq];
         let mut targets = vec![pad_id; b * seq];
@@ -91,15 +97,22 @@ mod tests {
 
     #[test]
     fn completion_targets_line_up_with_the_mask() {
-        let rows: Vec<(Vec<u32>, Vec<u32>)> =
-            vec![(vec![1, 2, 3], vec![4]), (vec![9], vec![8, 7, 6, 5]), (vec![3, 3], vec![2, 2])];
+        let rows: Vec<(Vec<u32>, Vec<u32>)> = vec![
+            (vec![1, 2, 3], vec![4]),
+            (vec![9], vec![8, 7, 6, 5]),
+            (vec![3, 3], vec![2, 2]),
+        ];
         let refs: Vec<(&[u32], &[u32])> = rows.iter().map(|(p, c)| (&p[..], &c[..])).collect();
         let b = PackedBatch::pack(&refs, 0, &Device::Cpu).unwrap();
         let targets = b.targets.to_vec2::<u32>().unwrap();
         let mask = b.mask.to_vec2::<f32>().unwrap();
         for (r, (_, completion)) in rows.iter().enumerate() {
-            let picked: Vec<u32> =
-                targets[r].iter().zip(&mask[r]).filter(|(_, m)| **m == 1.0).map(|(t, _)| *t).collect();
+            let picked: Vec<u32> = targets[r]
+                .iter()
+                .zip(&mask[r])
+                .filter(|(_, m)| **m == 1.0)
+                .map(|(t, _)| *t)
+                .collect();
             assert_eq!(&picked, completion, "row {r}");
             assert_eq!(b.lens[r], completion.len());
             assert_eq!(targets[r][b.starts[r]], completion[0]);

@@ -119,8 +119,17 @@ pub struct AlgorithmSection {
 impl AlgorithmSection {
     /// The section of a named algorithm for completions of at most `max_completion_len` tokens.
     pub fn preset(name: Algorithm, max_completion_len: usize) -> Self {
-        let GrpoConfig { advantage, loss, shaping } = name.config(max_completion_len);
-        AlgorithmSection { name, advantage, loss, shaping }
+        let GrpoConfig {
+            advantage,
+            loss,
+            shaping,
+        } = name.config(max_completion_len);
+        AlgorithmSection {
+            name,
+            advantage,
+            loss,
+            shaping,
+        }
     }
 
     /// The grpo-core configuration.
@@ -313,8 +322,10 @@ impl TrainConfig {
     pub fn resolve(preset: Preset, file: Option<&Path>, overrides: &[String]) -> Result<Self> {
         let mut layers: Vec<(String, toml::Table)> = Vec::new();
         if let Some(path) = file {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
             let table: toml::Table = toml::from_str(&text).map_err(|e| Error::Settings {
                 field: path.display().to_string(),
                 message: e.to_string(),
@@ -336,9 +347,13 @@ impl TrainConfig {
             if let Some(toml::Value::Table(algorithm)) = layer.get("algorithm")
                 && let Some(name) = algorithm.get("name")
             {
-                let name: Algorithm = name.clone().try_into().map_err(|e: toml::de::Error| {
-                    Error::Settings { field: "algorithm.name".into(), message: format!("{origin}: {e}") }
-                })?;
+                let name: Algorithm =
+                    name.clone()
+                        .try_into()
+                        .map_err(|e: toml::de::Error| Error::Settings {
+                            field: "algorithm.name".into(),
+                            message: format!("{origin}: {e}"),
+                        })?;
                 let max_len = tree
                     .get("sampling")
                     .and_then(|s| s.get("max_new_tokens"))
@@ -350,25 +365,33 @@ impl TrainConfig {
             }
             merge(&mut tree, layer);
         }
-        let config: TrainConfig = toml::Value::Table(tree)
-            .try_into()
-            .map_err(|e: toml::de::Error| Error::Settings { field: "config".into(), message: e.to_string() })?;
+        let config: TrainConfig =
+            toml::Value::Table(tree)
+                .try_into()
+                .map_err(|e: toml::de::Error| Error::Settings {
+                    field: "config".into(),
+                    message: e.to_string(),
+                })?;
         config.validate()?;
         Ok(config)
     }
 
     /// Parses a complete config (as written by [`TrainConfig::to_toml`]) and validates it.
     pub fn from_toml(text: &str) -> Result<Self> {
-        let config: TrainConfig = toml::from_str(text)
-            .map_err(|e| Error::Settings { field: "config".into(), message: e.to_string() })?;
+        let config: TrainConfig = toml::from_str(text).map_err(|e| Error::Settings {
+            field: "config".into(),
+            message: e.to_string(),
+        })?;
         config.validate()?;
         Ok(config)
     }
 
     /// The full config as TOML.
     pub fn to_toml(&self) -> Result<String> {
-        toml::to_string_pretty(self)
-            .map_err(|e| Error::Settings { field: "config".into(), message: e.to_string() })
+        toml::to_string_pretty(self).map_err(|e| Error::Settings {
+            field: "config".into(),
+            message: e.to_string(),
+        })
     }
 
     /// The learning-rate schedule of the GRPO phase.
@@ -389,13 +412,24 @@ impl TrainConfig {
     /// Checks every field; the first problem is returned with its dotted name.
     pub fn validate(&self) -> Result<()> {
         fn bad(field: &str, message: impl Into<String>) -> Error {
-            Error::Settings { field: field.into(), message: message.into() }
+            Error::Settings {
+                field: field.into(),
+                message: message.into(),
+            }
         }
         fn finite_nonneg(field: &str, v: f64) -> Result<()> {
-            if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(bad(field, format!("{v} must be finite and ≥ 0"))) }
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(bad(field, format!("{v} must be finite and ≥ 0")))
+            }
         }
         fn positive(field: &str, v: u64) -> Result<()> {
-            if v > 0 { Ok(()) } else { Err(bad(field, "must be positive")) }
+            if v > 0 {
+                Ok(())
+            } else {
+                Err(bad(field, "must be positive"))
+            }
         }
         self.algorithm
             .grpo()
@@ -408,30 +442,54 @@ impl TrainConfig {
             let t = &self.model.tiny;
             positive("model.tiny.hidden_size", t.hidden_size as u64)?;
             positive("model.tiny.num_hidden_layers", t.num_hidden_layers as u64)?;
-            positive("model.tiny.num_attention_heads", t.num_attention_heads as u64)?;
-            positive("model.tiny.num_key_value_heads", t.num_key_value_heads as u64)?;
-            if t.hidden_size % t.num_attention_heads != 0 || (t.hidden_size / t.num_attention_heads) % 2 != 0 {
-                return Err(bad("model.tiny.hidden_size", "must split into heads of even width"));
+            positive(
+                "model.tiny.num_attention_heads",
+                t.num_attention_heads as u64,
+            )?;
+            positive(
+                "model.tiny.num_key_value_heads",
+                t.num_key_value_heads as u64,
+            )?;
+            if t.hidden_size % t.num_attention_heads != 0
+                || (t.hidden_size / t.num_attention_heads) % 2 != 0
+            {
+                return Err(bad(
+                    "model.tiny.hidden_size",
+                    "must split into heads of even width",
+                ));
             }
             if t.num_attention_heads % t.num_key_value_heads != 0 {
-                return Err(bad("model.tiny.num_key_value_heads", "must divide num_attention_heads"));
+                return Err(bad(
+                    "model.tiny.num_key_value_heads",
+                    "must divide num_attention_heads",
+                ));
             }
             positive("model.tiny.intermediate_size", t.intermediate_size as u64)?;
-            positive("model.tiny.max_position_embeddings", t.max_position_embeddings as u64)?;
+            positive(
+                "model.tiny.max_position_embeddings",
+                t.max_position_embeddings as u64,
+            )?;
         }
         if self.pack.source.is_empty() {
             return Err(bad("pack.source", "must name a pack"));
         }
-        grpo_tasks::Template::parse(&self.pack.template).map_err(|e| bad("pack.template", e.to_string()))?;
+        grpo_tasks::Template::parse(&self.pack.template)
+            .map_err(|e| bad("pack.template", e.to_string()))?;
         finite_nonneg("rewards.accuracy", self.rewards.accuracy)?;
         finite_nonneg("rewards.format", self.rewards.format)?;
         if self.rewards.accuracy + self.rewards.format <= 0.0 {
-            return Err(bad("rewards", "at least one reward needs a positive weight"));
+            return Err(bad(
+                "rewards",
+                "at least one reward needs a positive weight",
+            ));
         }
         let s = &self.sampling;
         positive("sampling.prompts_per_step", s.prompts_per_step as u64)?;
         if s.group_size < 2 {
-            return Err(bad("sampling.group_size", "GRPO needs at least 2 completions per prompt"));
+            return Err(bad(
+                "sampling.group_size",
+                "GRPO needs at least 2 completions per prompt",
+            ));
         }
         if !(s.temperature.is_finite() && s.temperature > 0.0) {
             return Err(bad("sampling.temperature", "must be > 0 for training"));
@@ -444,7 +502,10 @@ impl TrainConfig {
         positive("update.iterations", u.iterations as u64)?;
         positive("update.minibatches", u.minibatches as u64)?;
         if u.minibatches > s.prompts_per_step {
-            return Err(bad("update.minibatches", "cannot exceed sampling.prompts_per_step (groups stay whole)"));
+            return Err(bad(
+                "update.minibatches",
+                "cannot exceed sampling.prompts_per_step (groups stay whole)",
+            ));
         }
         let o = &self.optimizer;
         finite_nonneg("optimizer.lr", o.lr)?;
@@ -481,11 +542,17 @@ impl TrainConfig {
 /// `"text"`, `[1, 2]`) and, when that fails, taken as a plain string.
 fn set_table(item: &str) -> Result<toml::Table> {
     let Some((key, value)) = item.split_once('=') else {
-        return Err(Error::Settings { field: item.into(), message: "expected key=value".into() });
+        return Err(Error::Settings {
+            field: item.into(),
+            message: "expected key=value".into(),
+        });
     };
     let key = key.trim();
     if key.is_empty() || key.split('.').any(str::is_empty) {
-        return Err(Error::Settings { field: key.into(), message: "empty key segment".into() });
+        return Err(Error::Settings {
+            field: key.into(),
+            message: "empty key segment".into(),
+        });
     }
     let value = value.trim();
     let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
@@ -500,7 +567,10 @@ fn set_table(item: &str) -> Result<toml::Table> {
     }
     match nested {
         toml::Value::Table(table) => Ok(table),
-        _ => Err(Error::Settings { field: key.into(), message: "expected key=value".into() }),
+        _ => Err(Error::Settings {
+            field: key.into(),
+            message: "expected key=value".into(),
+        }),
     }
 }
 
@@ -517,7 +587,10 @@ fn merge(base: &mut toml::Table, layer: toml::Table) {
 }
 
 fn to_table<T: Serialize>(value: &T) -> Result<toml::Table> {
-    toml::Table::try_from(value).map_err(|e| Error::Settings { field: "config".into(), message: e.to_string() })
+    toml::Table::try_from(value).map_err(|e| Error::Settings {
+        field: "config".into(),
+        message: e.to_string(),
+    })
 }
 
 /// The built-in CPU run (see the crate README for what it shows and why it is shaped so).
@@ -550,7 +623,11 @@ fn tiny() -> TrainConfig {
             train_split: "train".into(),
             eval_split: "eval".into(),
         },
-        rewards: RewardsSection { accuracy: 1.0, format: 0.1, format_mode: FormatMode::Strict },
+        rewards: RewardsSection {
+            accuracy: 1.0,
+            format: 0.1,
+            format_mode: FormatMode::Strict,
+        },
         algorithm,
         sampling: SamplingSection {
             prompts_per_step: 16,
@@ -561,7 +638,12 @@ fn tiny() -> TrainConfig {
             max_new_tokens,
             max_batch_rows: 0,
         },
-        update: UpdateSection { iterations: 1, minibatches: 1, micro_batch_groups: 0, max_refill_rounds: 2 },
+        update: UpdateSection {
+            iterations: 1,
+            minibatches: 1,
+            micro_batch_groups: 0,
+            max_refill_rounds: 2,
+        },
         optimizer: OptimizerSection {
             lr: 1e-3,
             beta1: 0.9,
@@ -570,11 +652,31 @@ fn tiny() -> TrainConfig {
             weight_decay: 0.0,
             max_grad_norm: 1.0,
         },
-        schedule: ScheduleSection { kind: ScheduleKind::Constant, warmup_steps: 5, min_lr_ratio: 0.0 },
-        budget: BudgetSection { steps: 150, max_minutes: 0.0 },
-        eval: EvalSection { every: 25, problems: 300, max_new_tokens, batch_prompts: 300 },
-        warmup: WarmupSection { steps: 600, batch_size: 64, lr: 3e-3, worked_fraction: 0.3 },
-        checkpoint: CheckpointSection { every: 50, samples_per_step: 4 },
+        schedule: ScheduleSection {
+            kind: ScheduleKind::Constant,
+            warmup_steps: 5,
+            min_lr_ratio: 0.0,
+        },
+        budget: BudgetSection {
+            steps: 150,
+            max_minutes: 0.0,
+        },
+        eval: EvalSection {
+            every: 25,
+            problems: 300,
+            max_new_tokens,
+            batch_prompts: 300,
+        },
+        warmup: WarmupSection {
+            steps: 600,
+            batch_size: 64,
+            lr: 3e-3,
+            worked_fraction: 0.3,
+        },
+        checkpoint: CheckpointSection {
+            every: 50,
+            samples_per_step: 4,
+        },
     }
 }
 
@@ -594,11 +696,31 @@ fn smoke() -> TrainConfig {
             },
             ..base.model.clone()
         },
-        sampling: SamplingSection { prompts_per_step: 4, group_size: 4, max_new_tokens: 24, ..base.sampling.clone() },
-        budget: BudgetSection { steps: 4, max_minutes: 0.0 },
-        eval: EvalSection { every: 2, problems: 200, max_new_tokens: 24, batch_prompts: 200 },
-        warmup: WarmupSection { steps: 10, batch_size: 16, ..base.warmup.clone() },
-        checkpoint: CheckpointSection { every: 2, samples_per_step: 2 },
+        sampling: SamplingSection {
+            prompts_per_step: 4,
+            group_size: 4,
+            max_new_tokens: 24,
+            ..base.sampling.clone()
+        },
+        budget: BudgetSection {
+            steps: 4,
+            max_minutes: 0.0,
+        },
+        eval: EvalSection {
+            every: 2,
+            problems: 200,
+            max_new_tokens: 24,
+            batch_prompts: 200,
+        },
+        warmup: WarmupSection {
+            steps: 10,
+            batch_size: 16,
+            ..base.warmup.clone()
+        },
+        checkpoint: CheckpointSection {
+            every: 2,
+            samples_per_step: 2,
+        },
         ..base
     }
 }
@@ -612,16 +734,50 @@ fn smollm2() -> TrainConfig {
     algorithm.loss.beta = 0.0;
     TrainConfig {
         preset: Preset::Smollm2,
-        model: ModelSection { source: "smollm2-135m-instruct.gguf".into(), chat_template: true, ..base.model.clone() },
-        pack: PackSection { source: "builtin:arith".into(), template: "r1_zero".into(), ..base.pack.clone() },
+        model: ModelSection {
+            source: "smollm2-135m-instruct.gguf".into(),
+            chat_template: true,
+            ..base.model.clone()
+        },
+        pack: PackSection {
+            source: "builtin:arith".into(),
+            template: "r1_zero".into(),
+            ..base.pack.clone()
+        },
         algorithm,
-        sampling: SamplingSection { prompts_per_step: 2, group_size: 4, max_new_tokens, ..base.sampling.clone() },
-        optimizer: OptimizerSection { lr: 1e-6, ..base.optimizer.clone() },
-        schedule: ScheduleSection { kind: ScheduleKind::Constant, warmup_steps: 0, min_lr_ratio: 0.0 },
-        budget: BudgetSection { steps: 3, max_minutes: 0.0 },
-        eval: EvalSection { every: 1000, problems: 0, max_new_tokens, batch_prompts: 16 },
-        warmup: WarmupSection { steps: 0, ..base.warmup.clone() },
-        checkpoint: CheckpointSection { every: 0, samples_per_step: 4 },
+        sampling: SamplingSection {
+            prompts_per_step: 2,
+            group_size: 4,
+            max_new_tokens,
+            ..base.sampling.clone()
+        },
+        optimizer: OptimizerSection {
+            lr: 1e-6,
+            ..base.optimizer.clone()
+        },
+        schedule: ScheduleSection {
+            kind: ScheduleKind::Constant,
+            warmup_steps: 0,
+            min_lr_ratio: 0.0,
+        },
+        budget: BudgetSection {
+            steps: 3,
+            max_minutes: 0.0,
+        },
+        eval: EvalSection {
+            every: 1000,
+            problems: 0,
+            max_new_tokens,
+            batch_prompts: 16,
+        },
+        warmup: WarmupSection {
+            steps: 0,
+            ..base.warmup.clone()
+        },
+        checkpoint: CheckpointSection {
+            every: 0,
+            samples_per_step: 4,
+        },
         ..base
     }
 }
@@ -671,18 +827,29 @@ mod tests {
         // Dr. GRPO's constant normaliser takes the configured completion length.
         let sets = ["sampling.max_new_tokens=64", "algorithm.name=dr_grpo"].map(String::from);
         let c = TrainConfig::resolve(Preset::Tiny, None, &sets).unwrap();
-        assert_eq!(c.algorithm.loss.reduction, grpo_core::LossReduction::Constant { max_len: 64 });
+        assert_eq!(
+            c.algorithm.loss.reduction,
+            grpo_core::LossReduction::Constant { max_len: 64 }
+        );
     }
 
     #[test]
     fn a_file_layer_merges_over_the_preset() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.toml");
-        std::fs::write(&path, "seed = 7\n[sampling]\ngroup_size = 3\n[budget]\nsteps = 9\n").unwrap();
-        let c = TrainConfig::resolve(Preset::Smoke, Some(&path), &["budget.steps=11".into()]).unwrap();
+        std::fs::write(
+            &path,
+            "seed = 7\n[sampling]\ngroup_size = 3\n[budget]\nsteps = 9\n",
+        )
+        .unwrap();
+        let c =
+            TrainConfig::resolve(Preset::Smoke, Some(&path), &["budget.steps=11".into()]).unwrap();
         assert_eq!((c.seed, c.sampling.group_size, c.budget.steps), (7, 3, 11));
         // Untouched fields keep the preset's values.
-        assert_eq!(c.sampling.prompts_per_step, TrainConfig::preset(Preset::Smoke).sampling.prompts_per_step);
+        assert_eq!(
+            c.sampling.prompts_per_step,
+            TrainConfig::preset(Preset::Smoke).sampling.prompts_per_step
+        );
         // The preset can be chosen by a layer.
         let c = TrainConfig::resolve(Preset::Tiny, None, &["preset=smoke".into()]).unwrap();
         assert_eq!(c.preset, Preset::Smoke);
@@ -698,7 +865,9 @@ mod tests {
             ("preset=huge", "huge"),
             ("no_equals_sign", "key=value"),
         ] {
-            let err = TrainConfig::resolve(Preset::Tiny, None, &[set.into()]).unwrap_err().to_string();
+            let err = TrainConfig::resolve(Preset::Tiny, None, &[set.into()])
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(needle), "{set}: {err}");
         }
     }
@@ -720,7 +889,9 @@ mod tests {
             ("algorithm.loss.epsilon_low=2", "algorithm"),
             ("rewards.format=nan", "rewards.format"),
         ] {
-            let err = TrainConfig::resolve(Preset::Tiny, None, &[set.into()]).unwrap_err().to_string();
+            let err = TrainConfig::resolve(Preset::Tiny, None, &[set.into()])
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(field), "{set}: {err}");
         }
     }

@@ -97,10 +97,20 @@ impl AdamW {
             .filter(|(_, var)| var.dtype() == DType::F32)
             .map(|(name, var)| {
                 let n = var.elem_count();
-                Param { name, var, m: vec![0.0; n], v: vec![0.0; n], grad: None }
+                Param {
+                    name,
+                    var,
+                    m: vec![0.0; n],
+                    v: vec![0.0; n],
+                    grad: None,
+                }
             })
             .collect();
-        Ok(AdamW { params, step: 0, config })
+        Ok(AdamW {
+            params,
+            step: 0,
+            config,
+        })
     }
 
     /// The hyper-parameters.
@@ -126,7 +136,9 @@ impl AdamW {
     /// Adds the gradients of one micro-batch to the running sum.
     pub fn accumulate(&mut self, grads: &GradStore) -> candle_core::Result<()> {
         for p in &mut self.params {
-            let Some(g) = grads.get(p.var.as_tensor()) else { continue };
+            let Some(g) = grads.get(p.var.as_tensor()) else {
+                continue;
+            };
             let g = g.detach();
             p.grad = Some(match p.grad.take() {
                 None => g,
@@ -180,20 +192,31 @@ impl AdamW {
             let theta = p.var.as_tensor();
             if matches!(theta.device(), Device::Cpu) && theta.is_contiguous() {
                 let g = g.contiguous()?;
-                let op = FusedAdamW { hyper, moments: RefCell::new((&mut p.m, &mut p.v)) };
+                let op = FusedAdamW {
+                    hyper,
+                    moments: RefCell::new((&mut p.m, &mut p.v)),
+                };
                 theta.inplace_op2(&g, &op)?;
             } else {
                 tensor_step(&p.var, &g, &mut p.m, &mut p.v, &hyper)?;
             }
         }
-        Ok(StepStats { grad_norm, clip_scale, lr })
+        Ok(StepStats {
+            grad_norm,
+            clip_scale,
+            lr,
+        })
     }
 
     /// The state to save in a checkpoint.
     pub fn state(&self) -> AdamWState {
         AdamWState {
             step: self.step,
-            moments: self.params.iter().map(|p| (p.name.clone(), p.m.clone(), p.v.clone())).collect(),
+            moments: self
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), p.m.clone(), p.v.clone()))
+                .collect(),
         }
     }
 
@@ -231,7 +254,10 @@ fn sum_squares(g: &Tensor) -> candle_core::Result<f64> {
         if let (candle_core::Storage::Cpu(CpuStorage::F32(data)), Some((a, b))) =
             (&*storage, layout.contiguous_offsets())
         {
-            return Ok(data[a..b].iter().map(|&x| f64::from(x) * f64::from(x)).sum());
+            return Ok(data[a..b]
+                .iter()
+                .map(|&x| f64::from(x) * f64::from(x))
+                .sum());
         }
     }
     g.to_dtype(DType::F64)?.sqr()?.sum_all()?.to_scalar::<f64>()
@@ -287,7 +313,12 @@ impl InplaceOp2 for FusedAdamW<'_> {
         let (ob1, ob2) = ((1.0 - h.beta1) as f32, (1.0 - h.beta2) as f32);
         let (sm, sv) = (h.scale_m as f32, h.scale_v as f32);
         let (lr, eps, decay, clip) = (h.lr as f32, h.eps as f32, h.decay as f32, h.clip as f32);
-        for (((t, &g), m), v) in theta.iter_mut().zip(grad).zip(m.iter_mut()).zip(v.iter_mut()) {
+        for (((t, &g), m), v) in theta
+            .iter_mut()
+            .zip(grad)
+            .zip(m.iter_mut())
+            .zip(v.iter_mut())
+        {
             let g = g * clip;
             let nm = b1 * *m + ob1 * g;
             let nv = b2 * *v + ob2 * g * g;
@@ -366,12 +397,15 @@ mod tests {
                 weight_decay: wd,
                 max_grad_norm: None,
             };
-            let mut ours =
-                AdamW::new(vec![("a".into(), a2.clone()), ("b".into(), b2.clone())], config)
-                    .unwrap();
+            let mut ours = AdamW::new(
+                vec![("a".into(), a2.clone()), ("b".into(), b2.clone())],
+                config,
+            )
+            .unwrap();
             for _ in 0..10 {
                 reference.backward_step(&loss(&a1, &b1)).unwrap();
-                ours.accumulate(&loss(&a2, &b2).backward().unwrap()).unwrap();
+                ours.accumulate(&loss(&a2, &b2).backward().unwrap())
+                    .unwrap();
                 ours.step(0.05).unwrap();
             }
             for (r, o) in [(&a1, &a2), (&b1, &b2)] {
@@ -391,14 +425,28 @@ mod tests {
         let a = var(&[1.0, -1.0], &[2]);
         let mut opt = AdamW::new(
             vec![("a".into(), a.clone())],
-            AdamWConfig { max_grad_norm: None, ..Default::default() },
+            AdamWConfig {
+                max_grad_norm: None,
+                ..Default::default()
+            },
         )
         .unwrap();
-        opt.accumulate(&a.as_tensor().sqr().unwrap().sum_all().unwrap().backward().unwrap())
-            .unwrap();
+        opt.accumulate(
+            &a.as_tensor()
+                .sqr()
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap(),
+        )
+        .unwrap();
         opt.step(0.1).unwrap();
         let got: Vec<f32> = a.as_tensor().to_vec1().unwrap();
-        assert!((got[0] - 0.9).abs() < 1e-6 && (got[1] + 0.9).abs() < 1e-6, "{got:?}");
+        assert!(
+            (got[0] - 0.9).abs() < 1e-6 && (got[1] + 0.9).abs() < 1e-6,
+            "{got:?}"
+        );
     }
 
     /// Two accumulated micro-batches equal one step on the summed loss.
@@ -408,12 +456,26 @@ mod tests {
         let (a1, b1) = (var(&init, &[2, 2]), var(&[0.5, 0.1, -0.2], &[3]));
         let (a2, b2) = (var(&init, &[2, 2]), var(&[0.5, 0.1, -0.2], &[3]));
         let cfg = AdamWConfig::default();
-        let mut one = AdamW::new(vec![("a".into(), a1.clone()), ("b".into(), b1.clone())], cfg)
-            .unwrap();
-        let mut two = AdamW::new(vec![("a".into(), a2.clone()), ("b".into(), b2.clone())], cfg)
-            .unwrap();
+        let mut one = AdamW::new(
+            vec![("a".into(), a1.clone()), ("b".into(), b1.clone())],
+            cfg,
+        )
+        .unwrap();
+        let mut two = AdamW::new(
+            vec![("a".into(), a2.clone()), ("b".into(), b2.clone())],
+            cfg,
+        )
+        .unwrap();
         let x = Tensor::new(&[[1.0f32, 2.0], [3.0, -1.0]], &Device::Cpu).unwrap();
-        let half = |a: &Var| a.as_tensor().matmul(&x).unwrap().sqr().unwrap().sum_all().unwrap();
+        let half = |a: &Var| {
+            a.as_tensor()
+                .matmul(&x)
+                .unwrap()
+                .sqr()
+                .unwrap()
+                .sum_all()
+                .unwrap()
+        };
         let whole = (half(&a1) + loss(&a1, &b1)).unwrap();
         one.accumulate(&whole.backward().unwrap()).unwrap();
         let s1 = one.step(0.01).unwrap();
@@ -443,8 +505,16 @@ mod tests {
         };
         let mut opt = AdamW::new(vec![("a".into(), a.clone())], cfg).unwrap();
         // loss = θ² → g = 2θ = (3, 4).
-        opt.accumulate(&a.as_tensor().sqr().unwrap().sum_all().unwrap().backward().unwrap())
-            .unwrap();
+        opt.accumulate(
+            &a.as_tensor()
+                .sqr()
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap(),
+        )
+        .unwrap();
         let stats = opt.step(0.1).unwrap();
         assert!((stats.grad_norm - 5.0).abs() < 1e-9);
         assert!((stats.clip_scale - 0.2).abs() < 1e-6);
@@ -454,8 +524,16 @@ mod tests {
         // No clip when under the limit.
         let b = var(&[0.1, 0.2], &[2]);
         let mut opt = AdamW::new(vec![("b".into(), b.clone())], cfg).unwrap();
-        opt.accumulate(&b.as_tensor().sqr().unwrap().sum_all().unwrap().backward().unwrap())
-            .unwrap();
+        opt.accumulate(
+            &b.as_tensor()
+                .sqr()
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap(),
+        )
+        .unwrap();
         assert_eq!(opt.step(0.1).unwrap().clip_scale, 1.0);
     }
 
@@ -465,26 +543,53 @@ mod tests {
         let init = [0.3f32, -0.7, 1.1, 0.05];
         let (a1, b1) = (var(&init, &[2, 2]), var(&[0.5, 0.1, -0.2], &[3]));
         let cfg = AdamWConfig::default();
-        let mut first =
-            AdamW::new(vec![("a".into(), a1.clone()), ("b".into(), b1.clone())], cfg).unwrap();
+        let mut first = AdamW::new(
+            vec![("a".into(), a1.clone()), ("b".into(), b1.clone())],
+            cfg,
+        )
+        .unwrap();
         for _ in 0..3 {
-            first.accumulate(&loss(&a1, &b1).backward().unwrap()).unwrap();
+            first
+                .accumulate(&loss(&a1, &b1).backward().unwrap())
+                .unwrap();
             first.step(0.02).unwrap();
         }
-        let a2 = var(&a1.as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap(), &[2, 2]);
+        let a2 = var(
+            &a1.as_tensor()
+                .flatten_all()
+                .unwrap()
+                .to_vec1::<f32>()
+                .unwrap(),
+            &[2, 2],
+        );
         let b2 = var(&b1.as_tensor().to_vec1::<f32>().unwrap(), &[3]);
-        let mut second =
-            AdamW::new(vec![("a".into(), a2.clone()), ("b".into(), b2.clone())], cfg).unwrap();
+        let mut second = AdamW::new(
+            vec![("a".into(), a2.clone()), ("b".into(), b2.clone())],
+            cfg,
+        )
+        .unwrap();
         second.load_state(first.state()).unwrap();
         for _ in 0..3 {
-            first.accumulate(&loss(&a1, &b1).backward().unwrap()).unwrap();
+            first
+                .accumulate(&loss(&a1, &b1).backward().unwrap())
+                .unwrap();
             first.step(0.02).unwrap();
-            second.accumulate(&loss(&a2, &b2).backward().unwrap()).unwrap();
+            second
+                .accumulate(&loss(&a2, &b2).backward().unwrap())
+                .unwrap();
             second.step(0.02).unwrap();
         }
         assert_eq!(
-            a1.as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap(),
-            a2.as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap()
+            a1.as_tensor()
+                .flatten_all()
+                .unwrap()
+                .to_vec1::<f32>()
+                .unwrap(),
+            a2.as_tensor()
+                .flatten_all()
+                .unwrap()
+                .to_vec1::<f32>()
+                .unwrap()
         );
         // A state for another model is refused.
         let c = var(&[1.0], &[1]);
@@ -499,10 +604,14 @@ mod tests {
         let frozen = var(&[5.0], &[1]);
         let mut opt = AdamW::new(
             vec![("a".into(), a.clone()), ("frozen".into(), frozen.clone())],
-            AdamWConfig { weight_decay: 0.5, ..Default::default() },
+            AdamWConfig {
+                weight_decay: 0.5,
+                ..Default::default()
+            },
         )
         .unwrap();
-        opt.accumulate(&a.as_tensor().sum_all().unwrap().backward().unwrap()).unwrap();
+        opt.accumulate(&a.as_tensor().sum_all().unwrap().backward().unwrap())
+            .unwrap();
         opt.step(0.1).unwrap();
         assert_eq!(frozen.as_tensor().to_vec1::<f32>().unwrap(), vec![5.0]);
         assert!(opt.state().moments[1].1.iter().all(|&x| x == 0.0));

@@ -35,7 +35,12 @@ pub struct Schedule {
 
 impl Default for Schedule {
     fn default() -> Self {
-        Schedule { lr: 1e-6, kind: ScheduleKind::Constant, warmup_steps: 0, min_lr_ratio: 0.0 }
+        Schedule {
+            lr: 1e-6,
+            kind: ScheduleKind::Constant,
+            warmup_steps: 0,
+            min_lr_ratio: 0.0,
+        }
     }
 }
 
@@ -90,7 +95,14 @@ mod tests {
             (ScheduleKind::Constant, 4, 0.0, 10, 3, 1.0),
             (ScheduleKind::Cosine, 0, 0.0, 5, 0, 1.0),
             (ScheduleKind::Cosine, 0, 0.0, 5, 2, 0.5),
-            (ScheduleKind::Cosine, 0, 0.0, 5, 1, 0.5 * (1.0 + std::f64::consts::FRAC_1_SQRT_2)),
+            (
+                ScheduleKind::Cosine,
+                0,
+                0.0,
+                5,
+                1,
+                0.5 * (1.0 + std::f64::consts::FRAC_1_SQRT_2),
+            ),
             (ScheduleKind::Cosine, 0, 0.0, 5, 4, 0.0),
             (ScheduleKind::Linear, 2, 0.1, 12, 0, 0.5),
             (ScheduleKind::Linear, 2, 0.1, 12, 2, 1.0),
@@ -102,20 +114,40 @@ mod tests {
             (ScheduleKind::Cosine, 0, 0.0, 1, 0, 1.0),
         ];
         for &(kind, warmup_steps, min_lr_ratio, total, step, want) in cases {
-            let s = Schedule { lr: 1.0, kind, warmup_steps, min_lr_ratio };
+            let s = Schedule {
+                lr: 1.0,
+                kind,
+                warmup_steps,
+                min_lr_ratio,
+            };
             let got = s.lr_at(step, total);
-            assert!(close(got, want), "{kind:?} w{warmup_steps} step {step}/{total}: {got} != {want}");
+            assert!(
+                close(got, want),
+                "{kind:?} w{warmup_steps} step {step}/{total}: {got} != {want}"
+            );
         }
     }
 
     #[test]
     fn never_negative_never_above_peak() {
-        for kind in [ScheduleKind::Constant, ScheduleKind::Cosine, ScheduleKind::Linear] {
+        for kind in [
+            ScheduleKind::Constant,
+            ScheduleKind::Cosine,
+            ScheduleKind::Linear,
+        ] {
             for warmup_steps in [0, 1, 3, 50] {
-                let s = Schedule { lr: 3e-4, kind, warmup_steps, min_lr_ratio: 0.1 };
+                let s = Schedule {
+                    lr: 3e-4,
+                    kind,
+                    warmup_steps,
+                    min_lr_ratio: 0.1,
+                };
                 for step in 0..60 {
                     let lr = s.lr_at(step, 40);
-                    assert!(lr > 0.0 && lr <= 3e-4 + 1e-18, "{kind:?} {warmup_steps} {step}: {lr}");
+                    assert!(
+                        lr > 0.0 && lr <= 3e-4 + 1e-18,
+                        "{kind:?} {warmup_steps} {step}: {lr}"
+                    );
                 }
             }
         }

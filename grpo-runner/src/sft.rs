@@ -57,7 +57,9 @@ pub fn format_tokenizer(texts: &[&str]) -> Result<Tokenizer> {
     let mut inner = chars.inner().clone();
     inner
         .add_tokens(FORMAT_TAGS.iter().map(|t| AddedToken::from(*t, false)))
-        .map_err(|e| Error::Tokenizer { message: e.to_string() })?;
+        .map_err(|e| Error::Tokenizer {
+            message: e.to_string(),
+        })?;
     Tokenizer::new(inner, Some(CHAR_EOS.into()), None, None)
 }
 
@@ -97,13 +99,21 @@ fn parse_chain(text: &str) -> Option<(Vec<i64>, Vec<char>)> {
 /// );
 /// ```
 pub fn solution(prompt: &str, answer: &str, worked: bool) -> Option<String> {
-    let chain = prompt.trim().strip_prefix("What is")?.trim().strip_suffix('?')?;
+    let chain = prompt
+        .trim()
+        .strip_prefix("What is")?
+        .trim()
+        .strip_suffix('?')?;
     let (numbers, ops) = parse_chain(chain)?;
     let mut value = numbers[0];
     let mut steps = Vec::new();
     for (op, &n) in ops.iter().zip(&numbers[1..]) {
         let before = value;
-        value = if *op == '+' { value.checked_add(n)? } else { value.checked_sub(n)? };
+        value = if *op == '+' {
+            value.checked_add(n)?
+        } else {
+            value.checked_sub(n)?
+        };
         steps.push(format!("{before}{op}{n}={value}"));
     }
     if value.to_string() != answer.trim() {
@@ -161,10 +171,17 @@ pub fn warm_up(
 ) -> Result<WarmupReport> {
     let start = Instant::now();
     if config.steps == 0 {
-        return Ok(WarmupReport { steps: 0, first_loss: f64::NAN, last_loss: f64::NAN, seconds: 0.0 });
+        return Ok(WarmupReport {
+            steps: 0,
+            first_loss: f64::NAN,
+            last_loss: f64::NAN,
+            seconds: 0.0,
+        });
     }
     if problems.is_empty() {
-        return Err(Error::invalid("the warm-up has no problem it can write a solution for"));
+        return Err(Error::invalid(
+            "the warm-up has no problem it can write a solution for",
+        ));
     }
     let eos = tokenizer.eos_token_ids().first().copied().unwrap_or(0);
     let encode = |text: &str, end: bool| -> Result<Vec<u32>> {
@@ -176,11 +193,21 @@ pub fn warm_up(
     };
     let encoded: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = problems
         .iter()
-        .map(|p| Ok((encode(&p.prompt, false)?, encode(&p.worked, true)?, encode(&p.direct, true)?)))
+        .map(|p| {
+            Ok((
+                encode(&p.prompt, false)?,
+                encode(&p.worked, true)?,
+                encode(&p.direct, true)?,
+            ))
+        })
         .collect::<Result<_>>()?;
     let mut optimizer = AdamW::new(
         model.named_vars(),
-        AdamWConfig { beta2: 0.99, max_grad_norm: Some(1.0), ..AdamWConfig::default() },
+        AdamWConfig {
+            beta2: 0.99,
+            max_grad_norm: Some(1.0),
+            ..AdamWConfig::default()
+        },
     )?;
     let schedule = Schedule {
         lr: config.lr,
@@ -195,7 +222,11 @@ pub fn warm_up(
         let rows: Vec<(&[u32], &[u32])> = (0..config.batch_size)
             .map(|_| {
                 let (prompt, worked, direct) = &encoded[rng.gen_range(0..encoded.len())];
-                let completion = if rng.gen_bool(config.worked_fraction) { worked } else { direct };
+                let completion = if rng.gen_bool(config.worked_fraction) {
+                    worked
+                } else {
+                    direct
+                };
                 (&prompt[..], &completion[..])
             })
             .collect();
@@ -213,7 +244,12 @@ pub fn warm_up(
         last_loss = value;
         on_step(step, value);
     }
-    Ok(WarmupReport { steps: config.steps, first_loss, last_loss, seconds: start.elapsed().as_secs_f64() })
+    Ok(WarmupReport {
+        steps: config.steps,
+        first_loss,
+        last_loss,
+        seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
 #[cfg(test)]
@@ -223,10 +259,30 @@ mod tests {
     #[test]
     fn solutions_for_a_table_of_prompts() {
         let cases: &[(&str, &str, bool, Option<&str>)] = &[
-            ("What is 5 + 7?", "12", true, Some("<think>5+7=12</think><answer>12</answer>")),
-            ("What is 5 + 7?", "12", false, Some("<think>5+7=12</think><answer>12</answer>")),
-            ("What is 90 - 45 - 45?", "0", true, Some("<think>90-45=45,45-45=0</think><answer>0</answer>")),
-            ("What is 3 - 5 + 9?", "7", true, Some("<think>3-5=-2,-2+9=7</think><answer>7</answer>")),
+            (
+                "What is 5 + 7?",
+                "12",
+                true,
+                Some("<think>5+7=12</think><answer>12</answer>"),
+            ),
+            (
+                "What is 5 + 7?",
+                "12",
+                false,
+                Some("<think>5+7=12</think><answer>12</answer>"),
+            ),
+            (
+                "What is 90 - 45 - 45?",
+                "0",
+                true,
+                Some("<think>90-45=45,45-45=0</think><answer>0</answer>"),
+            ),
+            (
+                "What is 3 - 5 + 9?",
+                "7",
+                true,
+                Some("<think>3-5=-2,-2+9=7</think><answer>7</answer>"),
+            ),
             // A wrong reference answer: no solution rather than a false one.
             ("What is 5 + 7?", "13", true, None),
             // Not a +/- chain.
@@ -236,7 +292,11 @@ mod tests {
             ("What is 5 + + 7?", "12", true, None),
         ];
         for &(prompt, answer, worked, want) in cases {
-            assert_eq!(solution(prompt, answer, worked).as_deref(), want, "{prompt} {worked}");
+            assert_eq!(
+                solution(prompt, answer, worked).as_deref(),
+                want,
+                "{prompt} {worked}"
+            );
         }
     }
 

@@ -1,27 +1,180 @@
 //! `grpo train`: Train a policy with GRPO (the built-in tiny CPU preset when given no arguments).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use grpo_runner::config::{Preset, TrainConfig};
+use grpo_runner::metrics::Event;
+use grpo_runner::report::{RunDir, summary_text};
+use grpo_runner::trainer::Trainer;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Train a policy with GRPO (the built-in tiny CPU preset when given no arguments).
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A TOML run config.
+    /// A TOML run config, merged over the preset.
     #[arg(long)]
-    pub config: Option<std::path::PathBuf>,
-    /// A named run preset.
+    pub config: Option<PathBuf>,
+    /// A named run preset: `tiny` (default), `smoke`, `smollm2`.
     #[arg(long)]
     pub preset: Option<String>,
-    /// The run directory.
+    /// The run directory (default `runs/grpo-<unix time>`).
     #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
-    /// Config overrides, `key=value`.
+    pub out: Option<PathBuf>,
+    /// Config overrides, `key=value` (repeatable), applied after the file.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+    /// Continue the run in `--out` from its latest checkpoint.
+    #[arg(long)]
+    pub resume: bool,
+    /// Print the resolved config and exit without training.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress bar and no summary on stderr.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 impl Args {
     /// Runs the command.
     pub fn execute(self) -> anyhow::Result<ExitCode> {
-        anyhow::bail!("`grpo train` is not built yet")
+        let out = self.out.clone().unwrap_or_else(|| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            PathBuf::from(format!("runs/grpo-{now}"))
+        });
+        let (mut trainer, mut dir) = if self.resume {
+            anyhow::ensure!(
+                self.config.is_none() && self.preset.is_none() && self.overrides.is_empty(),
+                "--resume continues with the run's saved config.toml; drop --config, --preset and --set"
+            );
+            let trainer =
+                Trainer::resume(&out).with_context(|| format!("resuming {}", out.display()))?;
+            let dir = RunDir::reopen(&out, trainer.steps_taken())
+                .with_context(|| format!("reopening {}", out.display()))?;
+            (trainer, dir)
+        } else {
+            let preset: Preset = match &self.preset {
+                Some(name) => name.parse()?,
+                None => Preset::Tiny,
+            };
+            let config = TrainConfig::resolve(preset, self.config.as_deref(), &self.overrides)
+                .context("resolving the run config")?;
+            if self.dry_run {
+                print!("{}", config.to_toml()?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let trainer = Trainer::new(config).context("setting up the run")?;
+            let dir = RunDir::create(&out, trainer.config())
+                .with_context(|| format!("creating {}", out.display()))?;
+            (trainer, dir)
+        };
+        let mut progress = Progress::new(self.quiet);
+        let summary = trainer
+            .run(&mut dir, None, &mut |event| progress.on(event))
+            .with_context(|| format!("training into {}", out.display()))?;
+        progress.finish();
+        if !self.quiet {
+            eprint!(
+                "{}",
+                summary_text(
+                    summary.before.as_ref(),
+                    summary.after.as_ref(),
+                    summary.steps,
+                    summary.seconds
+                )
+            );
+            eprintln!("run directory: {}", out.display());
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// The terminal display: a bar for the warm-up, then one for the GRPO steps; evaluations
+/// are printed above the bar. Silent with `--quiet` (logs still go to stderr).
+struct Progress {
+    quiet: bool,
+    bar: Option<ProgressBar>,
+    last_accuracy: Option<f64>,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Self {
+        Progress {
+            quiet,
+            bar: None,
+            last_accuracy: None,
+        }
+    }
+
+    fn bar(&mut self, len: u64, position: u64, prefix: &'static str) {
+        if let Some(old) = self.bar.take() {
+            old.finish_and_clear();
+        }
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>8} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(prefix);
+        bar.set_position(position);
+        self.bar = Some(bar);
+    }
+
+    fn on(&mut self, event: &Event) {
+        if self.quiet {
+            return;
+        }
+        match event {
+            Event::WarmupStarted { steps } => self.bar(*steps, 0, "warm-up"),
+            Event::WarmupStep { step, loss } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_position(step + 1);
+                    bar.set_message(format!("loss {loss:.3}"));
+                }
+            }
+            Event::GrpoStarted { from, steps } => self.bar(*steps, *from, "grpo"),
+            Event::Step(record) => {
+                if let Some(bar) = &self.bar {
+                    bar.set_position(record.step);
+                    let acc = self
+                        .last_accuracy
+                        .map(|a| format!(" eval {:.1}%", 100.0 * a))
+                        .unwrap_or_default();
+                    bar.set_message(format!(
+                        "reward {:.3} acc {:.2} {:.1}s/step{acc}",
+                        record.reward_mean, record.accuracy, record.step_seconds
+                    ));
+                }
+            }
+            Event::Eval(record) => {
+                self.last_accuracy = Some(record.accuracy);
+                let line = format!(
+                    "eval at step {}: accuracy {:.1}% ({}/{}), format {:.1}%",
+                    record.step,
+                    100.0 * record.accuracy,
+                    record.correct,
+                    record.problems,
+                    100.0 * record.format_rate
+                );
+                match &self.bar {
+                    Some(bar) => bar.println(line),
+                    None => eprintln!("{line}"),
+                }
+            }
+            Event::Checkpoint { .. } => {}
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
     }
 }

@@ -1,0 +1,188 @@
+//! What a run records: one [`StepRecord`] per GRPO step (`metrics.jsonl`), one [`EvalRecord`]
+//! per evaluation (`eval.jsonl`), a few [`SampleRecord`]s per step (`samples.jsonl`), and the
+//! [`Event`]s a progress display follows.
+//!
+//! Records are plain serde structs written as JSON lines; computing them (the trainer) is
+//! separate from rendering them (a bar, JSON logs, nothing), which the binary chooses.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One GRPO step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// The step number, from 1.
+    pub step: u64,
+    /// Mean total reward of the completions trained on.
+    pub reward_mean: f64,
+    /// Population standard deviation of those rewards.
+    pub reward_std: f64,
+    /// Mean of each reward component, by name.
+    pub rewards: BTreeMap<String, f64>,
+    /// Fraction of sampled completions whose accuracy verdict is correct.
+    pub accuracy: f64,
+    /// Fraction of sampled completions that kept the answer format (format reward of 1).
+    pub format_rate: f64,
+    /// The loss (summed over micro-batches, averaged over minibatches and iterations).
+    pub loss: f64,
+    /// Mean per-token KL to the reference (when β > 0).
+    pub kl: Option<f64>,
+    /// Fraction of negative-advantage tokens clipped below.
+    pub clip_fraction_low: f64,
+    /// Fraction of positive-advantage tokens clipped above.
+    pub clip_fraction_high: f64,
+    /// Mean importance ratio.
+    pub mean_ratio: f64,
+    /// Mean per-token entropy of the policy on the sampled completions.
+    pub entropy: Option<f64>,
+    /// Mean completion length in tokens.
+    pub completion_len_mean: f64,
+    /// Shortest completion.
+    pub completion_len_min: usize,
+    /// Longest completion.
+    pub completion_len_max: usize,
+    /// Fraction of completions cut at `max_new_tokens`.
+    pub truncated_fraction: f64,
+    /// Fraction of sampled groups whose rewards were all equal (before any filtering).
+    pub zero_variance_group_fraction: f64,
+    /// Groups the update used.
+    pub groups: usize,
+    /// Extra sampling rounds spent refilling dropped groups (dynamic sampling).
+    pub refill_rounds: usize,
+    /// Global gradient norm before clipping (of the last optimiser step of this step).
+    pub grad_norm: f64,
+    /// Learning rate of this step.
+    pub lr: f64,
+    /// Generated tokens per second of sampling time.
+    pub sample_tokens_per_second: f64,
+    /// Trained (completion) tokens per second of the whole step.
+    pub tokens_per_second: f64,
+    /// Seconds generating.
+    pub sample_seconds: f64,
+    /// Seconds scoring that did not overlap other work.
+    pub score_seconds: f64,
+    /// Seconds in forward/backward passes and optimiser steps.
+    pub update_seconds: f64,
+    /// Wall-clock seconds of the whole step.
+    pub step_seconds: f64,
+}
+
+impl StepRecord {
+    /// The record with every timing field zeroed: what must be identical between a resumed
+    /// run and an uninterrupted one.
+    pub fn without_timings(&self) -> StepRecord {
+        StepRecord {
+            sample_tokens_per_second: 0.0,
+            tokens_per_second: 0.0,
+            sample_seconds: 0.0,
+            score_seconds: 0.0,
+            update_seconds: 0.0,
+            step_seconds: 0.0,
+            ..self.clone()
+        }
+    }
+}
+
+/// One held-out evaluation: greedy decoding, the accuracy verdict only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalRecord {
+    /// GRPO steps taken when evaluated (0: after the warm-up, before any GRPO step).
+    pub step: u64,
+    /// Fraction of problems answered correctly.
+    pub accuracy: f64,
+    /// Problems answered correctly.
+    pub correct: usize,
+    /// Problems evaluated.
+    pub problems: usize,
+    /// Fraction of greedy completions that kept the answer format.
+    pub format_rate: f64,
+    /// Mean greedy completion length in tokens.
+    pub completion_len_mean: f64,
+    /// Wall-clock seconds of the evaluation.
+    pub seconds: f64,
+}
+
+/// One sampled completion with its scores, to inspect what the rewards reward.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRecord {
+    /// The step it was sampled at.
+    pub step: u64,
+    /// The task.
+    pub task_id: String,
+    /// The prompt as the model saw it.
+    pub prompt: String,
+    /// The completion text.
+    pub completion: String,
+    /// The weighted total reward.
+    pub reward: f64,
+    /// Each component's value.
+    pub rewards: BTreeMap<String, f64>,
+    /// The accuracy verdict's kind (`correct`, `wrong_answer`, …).
+    pub verdict: String,
+    /// The accuracy verdict's reason.
+    pub reason: String,
+    /// Its advantage.
+    pub advantage: f64,
+}
+
+/// What a progress display is told.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The warm-up starts; `steps` optimiser steps follow.
+    WarmupStarted {
+        /// Steps to come.
+        steps: u64,
+    },
+    /// One warm-up step finished.
+    WarmupStep {
+        /// Step from 0.
+        step: u64,
+        /// Its cross-entropy.
+        loss: f64,
+    },
+    /// GRPO starts; `steps` steps follow (counting from `from` + 1).
+    GrpoStarted {
+        /// The last step already taken (0 unless resumed).
+        from: u64,
+        /// The final step.
+        steps: u64,
+    },
+    /// An evaluation finished.
+    Eval(EvalRecord),
+    /// A GRPO step finished.
+    Step(Box<StepRecord>),
+    /// A checkpoint was written.
+    Checkpoint {
+        /// The step it holds.
+        step: u64,
+    },
+}
+
+/// Population mean and standard deviation.
+pub fn mean_std(values: &[f64]) -> (f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_std_golden() {
+        // [0, 1, 1, 0]: mean 0.5, population std 0.5.
+        assert_eq!(mean_std(&[0.0, 1.0, 1.0, 0.0]), (0.5, 0.5));
+        // [2, 4, 4, 4, 5, 5, 7, 9]: mean 5, population std 2 (the textbook example).
+        assert_eq!(
+            mean_std(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]),
+            (5.0, 2.0)
+        );
+        assert_eq!(mean_std(&[]), (0.0, 0.0));
+    }
+}

@@ -1,0 +1,900 @@
+//! The GRPO trainer: sample → score → advantages → update → report.
+//!
+//! One step:
+//!
+//! 1. **sample** `prompts_per_step` training problems and `group_size` completions for each
+//!    with the current policy (temperature > 0), recording every token's log-probability;
+//! 2. **score** every group with the reward set (accuracy + format) on a tokio runtime while
+//!    this thread computes the reference log-probs (β > 0) — the work that overlaps;
+//! 3. **advantages** per group with grpo-core (population std, tied group → 0); with dynamic
+//!    sampling, groups whose rewards are all equal are dropped and more prompts are sampled;
+//! 4. **update**: `iterations` (μ) passes over the rollouts, each split into `minibatches`
+//!    of whole groups; a minibatch is one optimiser step, its groups go through the model in
+//!    micro-batches whose losses share the minibatch's normaliser (gradient accumulation
+//!    equals one big batch); grad-norm clip, fused AdamW, the scheduled learning rate;
+//! 5. **report** a [`StepRecord`] (and some [`SampleRecord`]s).
+//!
+//! [`Trainer::run`] adds the supervised warm-up, held-out evaluations (greedy, accuracy
+//! verdict only), checkpoints and the run directory's files around the steps.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use candle_core::{DType, Device, Tensor};
+use grpo_core::{LossInputs, Normalizer, StepMetrics};
+use grpo_rewards::{AccuracyReward, FormatConfig, FormatReward, RewardSet, ScoredResult};
+use grpo_tasks::{Pack, Task, Template};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::batch::PackedBatch;
+use crate::checkpoint::{self, RngState, TrainState};
+use crate::config::TrainConfig;
+use crate::error::{Error, Result};
+use crate::metrics::{EvalRecord, Event, SampleRecord, StepRecord, mean_std};
+use crate::model::Model;
+use crate::optim::AdamW;
+use crate::report::RunDir;
+use crate::sampler::{Completion, FinishReason, SamplingConfig, sample, sample_with_stats};
+use crate::sft::{self, WarmupProblem, WarmupReport};
+use crate::tokenizer::Tokenizer;
+
+/// One prompt's group of sampled completions, scored.
+#[derive(Debug, Clone)]
+struct Group {
+    task: Task,
+    prompt: String,
+    prompt_ids: Vec<u32>,
+    completions: Vec<Completion>,
+    texts: Vec<String>,
+    scores: Vec<ScoredResult>,
+    rewards: Vec<f64>,
+    /// Reference log-probs per completion (β > 0 only).
+    reference: Option<Vec<Vec<f32>>>,
+}
+
+/// What [`Trainer::run`] ends with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// The warm-up, when one ran in this invocation.
+    pub warmup: Option<WarmupReport>,
+    /// The first evaluation of the run (after the warm-up, before any GRPO step).
+    pub before: Option<EvalRecord>,
+    /// The last evaluation.
+    pub after: Option<EvalRecord>,
+    /// GRPO steps taken in all.
+    pub steps: u64,
+    /// Wall-clock seconds of the whole run (warm-up included, across resumes).
+    pub seconds: f64,
+    /// Whether the run stopped early (time budget or `stop_after`).
+    pub stopped_early: bool,
+}
+
+/// A GRPO training run in memory.
+pub struct Trainer {
+    config: TrainConfig,
+    policy: Model,
+    reference: Option<Model>,
+    tokenizer: Tokenizer,
+    optimizer: AdamW,
+    rewards: Arc<RewardSet>,
+    train_tasks: Vec<Task>,
+    eval_tasks: Vec<Task>,
+    template: Template,
+    prompt_rng: ChaCha8Rng,
+    step: u64,
+    elapsed_before: f64,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for Trainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trainer")
+            .field("step", &self.step)
+            .field("parameters", &self.policy.num_parameters())
+            .field("reference", &self.reference.is_some())
+            .finish()
+    }
+}
+
+fn settings(field: &str, message: impl Into<String>) -> Error {
+    Error::Settings {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// Loads the pack's train and eval splits.
+fn load_tasks(config: &TrainConfig) -> Result<(Vec<Task>, Vec<Task>)> {
+    let source = &config.pack.source;
+    let pack = Pack::load(source).map_err(|e| Error::Pack {
+        pack: source.clone(),
+        message: e.to_string(),
+    })?;
+    let split = |name: &str| -> Result<Vec<Task>> {
+        let tasks = pack.split(name).ok_or_else(|| Error::Pack {
+            pack: source.clone(),
+            message: format!(
+                "no split `{name}` (splits: {})",
+                pack.split_names().join(", ")
+            ),
+        })?;
+        if tasks.is_empty() {
+            return Err(Error::Pack {
+                pack: source.clone(),
+                message: format!("split `{name}` is empty"),
+            });
+        }
+        Ok(tasks.to_vec())
+    };
+    Ok((
+        split(&config.pack.train_split)?,
+        split(&config.pack.eval_split)?,
+    ))
+}
+
+fn reward_set(config: &TrainConfig) -> Result<RewardSet> {
+    let format = FormatReward::new(FormatConfig {
+        mode: config.rewards.format_mode,
+        ..FormatConfig::default()
+    });
+    RewardSet::from_components(
+        vec![
+            (Box::new(AccuracyReward::new()), config.rewards.accuracy),
+            (Box::new(format), config.rewards.format),
+        ],
+        Some(0),
+    )
+    .map_err(|e| settings("rewards", e.to_string()))
+}
+
+/// Mixes the run seed with a purpose and indices into a seed for a derived generator.
+fn derive_seed(seed: u64, purpose: u64, a: u64, b: u64) -> u64 {
+    let mut x = seed ^ purpose.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for v in [a, b] {
+        x = (x ^ v).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x ^= x >> 31;
+    }
+    x
+}
+
+impl Trainer {
+    /// A fresh run: loads the pack and the model (a new tiny model, or a checkpoint from
+    /// `model.source`), builds the rewards and the optimiser. Nothing is trained yet.
+    pub fn new(config: TrainConfig) -> Result<Self> {
+        config.validate()?;
+        let (train_tasks, eval_tasks) = load_tasks(&config)?;
+        let device = Device::Cpu;
+        let (policy, tokenizer) = match config.model_path() {
+            None => {
+                let mut texts: Vec<&str> = train_tasks
+                    .iter()
+                    .chain(&eval_tasks)
+                    .map(Task::prompt)
+                    .collect();
+                let template = Template::parse(&config.pack.template)
+                    .map_err(|e| settings("pack.template", e.to_string()))?;
+                let rendered: String = train_tasks
+                    .iter()
+                    .take(1)
+                    .map(|t| template.render(t))
+                    .collect();
+                texts.push(&rendered);
+                let tokenizer = sft::format_tokenizer(&texts)?;
+                let eos = tokenizer.eos_token_ids().first().copied().unwrap_or(0);
+                let spec = &config.model.tiny;
+                let model = Model::random(
+                    &spec.config(tokenizer.vocab_size(), eos),
+                    DType::F32,
+                    &device,
+                    spec.seed,
+                )?;
+                (model, tokenizer)
+            }
+            Some(path) => crate::loading::load(&path, DType::F32, &device)?,
+        };
+        Self::assemble(config, policy, None, tokenizer, train_tasks, eval_tasks)
+    }
+
+    fn assemble(
+        config: TrainConfig,
+        policy: Model,
+        reference: Option<Model>,
+        tokenizer: Tokenizer,
+        train_tasks: Vec<Task>,
+        eval_tasks: Vec<Task>,
+    ) -> Result<Self> {
+        crate::cpu::flush_denormals_to_zero();
+        let template = Template::parse(&config.pack.template)
+            .map_err(|e| settings("pack.template", e.to_string()))?;
+        let optimizer = AdamW::new(policy.named_vars(), config.optimizer.adamw())?;
+        let rewards = Arc::new(reward_set(&config)?);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|source| Error::Io {
+                path: "tokio runtime".into(),
+                source,
+            })?;
+        let prompt_rng = ChaCha8Rng::seed_from_u64(derive_seed(config.seed, 1, 0, 0));
+        tracing::info!(
+            parameters = policy.num_parameters(),
+            train = train_tasks.len(),
+            eval = eval_tasks.len(),
+            "trainer ready"
+        );
+        Ok(Trainer {
+            config,
+            policy,
+            reference,
+            tokenizer,
+            optimizer,
+            rewards,
+            train_tasks,
+            eval_tasks,
+            template,
+            prompt_rng,
+            step: 0,
+            elapsed_before: 0.0,
+            runtime,
+        })
+    }
+
+    /// Reopens a run from its directory: the saved `config.toml` and its latest checkpoint.
+    pub fn resume(run_dir: &std::path::Path) -> Result<Self> {
+        let config_path = run_dir.join("config.toml");
+        let text = std::fs::read_to_string(&config_path).map_err(|source| Error::Io {
+            path: config_path.clone(),
+            source,
+        })?;
+        let config = TrainConfig::from_toml(&text)?;
+        let root = run_dir.join("checkpoints");
+        let dir = checkpoint::latest(&root)?.ok_or_else(|| Error::Checkpoint {
+            path: root.clone(),
+            message: "no checkpoint to resume from".into(),
+        })?;
+        let ckpt = checkpoint::read(&dir, &Device::Cpu)?;
+        let (train_tasks, eval_tasks) = load_tasks(&config)?;
+        let mut trainer = Self::assemble(
+            config,
+            ckpt.policy,
+            ckpt.reference,
+            ckpt.tokenizer,
+            train_tasks,
+            eval_tasks,
+        )?;
+        trainer.optimizer.load_state(ckpt.optimizer)?;
+        trainer.prompt_rng = ckpt.state.prompt_rng.restore()?;
+        trainer.step = ckpt.state.step;
+        trainer.elapsed_before = ckpt.state.elapsed_seconds;
+        tracing::info!(step = trainer.step, dir = %dir.display(), "resumed");
+        Ok(trainer)
+    }
+
+    /// The resolved configuration.
+    pub fn config(&self) -> &TrainConfig {
+        &self.config
+    }
+
+    /// GRPO steps taken.
+    pub fn steps_taken(&self) -> u64 {
+        self.step
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Model {
+        &self.policy
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    fn encode_prompt(&self, task: &Task) -> Result<(String, Vec<u32>)> {
+        let text = self.template.render(task);
+        let ids = if self.config.model.chat_template {
+            self.tokenizer.encode_prompt(&text)?
+        } else {
+            self.tokenizer.encode(&text)?
+        };
+        Ok((text, ids))
+    }
+
+    /// The supervised warm-up on the training split (see [`crate::sft`]); `None` when the
+    /// config asks for none.
+    pub fn warm_up(&mut self, on_event: &mut dyn FnMut(&Event)) -> Result<Option<WarmupReport>> {
+        let w = self.config.warmup.clone();
+        if w.steps == 0 {
+            return Ok(None);
+        }
+        let problems: Vec<WarmupProblem> = self
+            .train_tasks
+            .iter()
+            .filter_map(|task| {
+                let Task::Math(m) = task else { return None };
+                Some(WarmupProblem {
+                    prompt: self.template.render(task),
+                    worked: sft::solution(&m.prompt, &m.answer, true)?,
+                    direct: sft::solution(&m.prompt, &m.answer, false)?,
+                })
+            })
+            .collect();
+        on_event(&Event::WarmupStarted { steps: w.steps });
+        let report = sft::warm_up(
+            &self.policy,
+            &self.tokenizer,
+            &problems,
+            &w,
+            self.config.seed,
+            |step, loss| on_event(&Event::WarmupStep { step, loss }),
+        )?;
+        tracing::info!(?report, "warm-up done");
+        Ok(Some(report))
+    }
+
+    /// Freezes a copy of the current policy as the KL reference, when β > 0.
+    fn freeze_reference(&mut self) -> Result<()> {
+        if self.config.algorithm.loss.beta > 0.0 && self.reference.is_none() {
+            self.reference = Some(self.policy.deep_copy()?);
+        }
+        Ok(())
+    }
+
+    /// Greedy accuracy on the first `eval.problems` problems of the eval split, from the
+    /// accuracy verdict alone.
+    pub fn evaluate(&mut self) -> Result<EvalRecord> {
+        let start = Instant::now();
+        let n = match self.config.eval.problems {
+            0 => self.eval_tasks.len(),
+            n => n.min(self.eval_tasks.len()),
+        };
+        let tasks: Vec<Task> = self.eval_tasks[..n].to_vec();
+        let prompts: Vec<Vec<u32>> = tasks
+            .iter()
+            .map(|t| self.encode_prompt(t).map(|p| p.1))
+            .collect::<Result<_>>()?;
+        let greedy = SamplingConfig::greedy(self.config.eval.max_new_tokens);
+        let mut groups = Vec::with_capacity(n);
+        let mut lengths = Vec::with_capacity(n);
+        let chunk = self.config.eval.batch_prompts.max(1);
+        for (tasks, prompts) in tasks.chunks(chunk).zip(prompts.chunks(chunk)) {
+            let completions = sample(&self.policy, prompts, 1, &greedy)?;
+            for (task, c) in tasks.iter().zip(&completions) {
+                lengths.push(c.tokens.len() as f64);
+                groups.push((task.clone(), vec![self.tokenizer.decode(&c.tokens)?]));
+            }
+        }
+        let rewards = Arc::clone(&self.rewards);
+        let scored = self
+            .runtime
+            .block_on(async move { rewards.score_batch(&groups).await });
+        let correct = scored
+            .iter()
+            .filter(|g| g.first().is_some_and(|s| s.correct))
+            .count();
+        let formatted = scored
+            .iter()
+            .filter(|g| {
+                g.first()
+                    .and_then(|s| s.rewards.get("format"))
+                    .is_some_and(|&v| v >= 1.0)
+            })
+            .count();
+        let record = EvalRecord {
+            step: self.step,
+            accuracy: if n == 0 {
+                0.0
+            } else {
+                correct as f64 / n as f64
+            },
+            correct,
+            problems: n,
+            format_rate: if n == 0 {
+                0.0
+            } else {
+                formatted as f64 / n as f64
+            },
+            completion_len_mean: mean_std(&lengths).0,
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        tracing::info!(step = record.step, accuracy = record.accuracy, "evaluated");
+        Ok(record)
+    }
+
+    /// Samples and scores groups for `count` new prompts (sampling round `round` of this step).
+    fn sample_and_score(
+        &mut self,
+        count: usize,
+        round: u64,
+    ) -> Result<(Vec<Group>, f64, f64, usize)> {
+        let tasks: Vec<Task> = (0..count)
+            .map(|_| self.train_tasks[self.prompt_rng.gen_range(0..self.train_tasks.len())].clone())
+            .collect();
+        let encoded: Vec<(String, Vec<u32>)> = tasks
+            .iter()
+            .map(|t| self.encode_prompt(t))
+            .collect::<Result<_>>()?;
+        let s = &self.config.sampling;
+        let g = s.group_size;
+        let sampling = SamplingConfig {
+            temperature: s.temperature,
+            top_p: s.top_p,
+            top_k: s.top_k,
+            max_new_tokens: s.max_new_tokens,
+            seed: derive_seed(self.config.seed, 2, self.step, round),
+            max_batch_rows: s.max_batch_rows,
+        };
+        let start = Instant::now();
+        let prompt_ids: Vec<Vec<u32>> = encoded.iter().map(|(_, ids)| ids.clone()).collect();
+        let (completions, stats) = sample_with_stats(&self.policy, &prompt_ids, g, &sampling)?;
+        let sample_seconds = start.elapsed().as_secs_f64();
+        let mut texts = Vec::with_capacity(completions.len());
+        for c in &completions {
+            texts.push(self.tokenizer.decode(&c.tokens)?);
+        }
+        // Score on the runtime while this thread computes the reference log-probs.
+        let jobs: Vec<(Task, Vec<String>)> = tasks
+            .iter()
+            .zip(texts.chunks(g))
+            .map(|(t, c)| (t.clone(), c.to_vec()))
+            .collect();
+        let rewards = Arc::clone(&self.rewards);
+        let scoring = self
+            .runtime
+            .spawn(async move { rewards.score_batch(&jobs).await });
+        let reference = match &self.reference {
+            Some(reference) => {
+                let mut all = Vec::with_capacity(tasks.len());
+                for (p, group) in prompt_ids.iter().zip(completions.chunks(g)) {
+                    all.push(reference_logprobs(reference, p, group, s.temperature)?);
+                }
+                Some(all)
+            }
+            None => None,
+        };
+        let wait = Instant::now();
+        let scored = self
+            .runtime
+            .block_on(scoring)
+            .map_err(|e| Error::invalid(format!("scoring task failed: {e}")))?;
+        let score_seconds = wait.elapsed().as_secs_f64();
+        let overlong = self.config.algorithm.shaping.overlong;
+        let mut groups = Vec::with_capacity(tasks.len());
+        let mut reference = reference.map(Vec::into_iter);
+        for (((task, (prompt, ids)), group), scores) in tasks
+            .into_iter()
+            .zip(encoded)
+            .zip(completions.chunks(g))
+            .zip(scored)
+        {
+            let mut rewards = Vec::with_capacity(g);
+            for (c, s) in group.iter().zip(&scores) {
+                let penalty = match &overlong {
+                    Some(o) => grpo_core::overlong_penalty(c.tokens.len(), o)?,
+                    None => 0.0,
+                };
+                rewards.push(s.reward + penalty);
+            }
+            let start = groups.len() * g;
+            groups.push(Group {
+                task,
+                prompt,
+                prompt_ids: ids,
+                completions: group.to_vec(),
+                texts: texts[start..start + g].to_vec(),
+                scores,
+                rewards,
+                reference: reference.as_mut().and_then(Iterator::next),
+            });
+        }
+        Ok((
+            groups,
+            sample_seconds,
+            score_seconds,
+            stats.generated_tokens,
+        ))
+    }
+
+    /// One GRPO step: sample → score → advantages → update → report.
+    pub fn step(&mut self) -> Result<(StepRecord, Vec<SampleRecord>)> {
+        let start = Instant::now();
+        self.freeze_reference()?;
+        self.step += 1;
+        let step = self.step;
+        let cfg = self.config.clone();
+        let p = cfg.sampling.prompts_per_step;
+        let g = cfg.sampling.group_size;
+
+        // sample → score (with refills under dynamic sampling)
+        let filter = cfg.algorithm.shaping.filter_zero_variance_groups;
+        let mut used: Vec<Group> = Vec::with_capacity(p);
+        let mut all_rewards = Vec::new();
+        let (mut correct, mut formatted, mut sampled) = (0usize, 0usize, 0usize);
+        let mut lengths = Vec::new();
+        let mut truncated = 0usize;
+        let (mut sampled_groups, mut tied_groups) = (0usize, 0usize);
+        let (mut sample_seconds, mut score_seconds, mut generated) = (0.0, 0.0, 0usize);
+        let mut component_sums: std::collections::BTreeMap<String, (f64, usize)> =
+            Default::default();
+        let mut round = 0u64;
+        loop {
+            let (groups, s_sec, sc_sec, tokens) = self.sample_and_score(p - used.len(), round)?;
+            sample_seconds += s_sec;
+            score_seconds += sc_sec;
+            generated += tokens;
+            for group in groups {
+                sampled_groups += 1;
+                for (c, s) in group.completions.iter().zip(&group.scores) {
+                    sampled += 1;
+                    correct += usize::from(s.correct);
+                    formatted += usize::from(s.rewards.get("format").is_some_and(|&v| v >= 1.0));
+                    lengths.push(c.tokens.len() as f64);
+                    truncated += usize::from(c.finish_reason == FinishReason::Length);
+                    for (name, v) in &s.rewards {
+                        let e = component_sums.entry(name.clone()).or_insert((0.0, 0));
+                        e.0 += v;
+                        e.1 += 1;
+                    }
+                }
+                all_rewards.extend_from_slice(&group.rewards);
+                let tied = group.rewards.iter().all(|&r| r == group.rewards[0]);
+                tied_groups += usize::from(tied);
+                if !(filter && tied) {
+                    used.push(group);
+                }
+            }
+            if !filter || used.len() >= p || round as usize >= cfg.update.max_refill_rounds {
+                break;
+            }
+            round += 1;
+        }
+        used.truncate(p);
+
+        // advantages
+        let advantages: Vec<Vec<f64>> = if used.is_empty() {
+            Vec::new()
+        } else {
+            let flat: Vec<f64> = used
+                .iter()
+                .flat_map(|gr| gr.rewards.iter().copied())
+                .collect();
+            let rewards = Tensor::from_vec(flat, (used.len(), g), &Device::Cpu)?;
+            grpo_core::group_advantages(&rewards, &cfg.algorithm.advantage)?.to_vec2::<f64>()?
+        };
+
+        // update
+        let update_start = Instant::now();
+        let lr = self.config.schedule().lr_at(step - 1, cfg.budget.steps);
+        let (metrics, grad_norm) = if used.is_empty() {
+            (StepMetrics::default(), 0.0)
+        } else {
+            self.update(&used, &advantages, lr)?
+        };
+        let update_seconds = update_start.elapsed().as_secs_f64();
+
+        // report
+        let samples: Vec<SampleRecord> = used
+            .iter()
+            .zip(&advantages)
+            .flat_map(|(gr, adv)| {
+                gr.texts
+                    .iter()
+                    .zip(&gr.scores)
+                    .zip(adv)
+                    .map(move |((text, s), a)| SampleRecord {
+                        step,
+                        task_id: gr.task.id().to_string(),
+                        prompt: gr.prompt.clone(),
+                        completion: text.clone(),
+                        reward: s.reward,
+                        rewards: s.rewards.clone(),
+                        verdict: s.verdict.kind.as_str().to_string(),
+                        reason: s.verdict.reason.clone(),
+                        advantage: *a,
+                    })
+            })
+            .take(cfg.checkpoint.samples_per_step)
+            .collect();
+        let (reward_mean, reward_std) = mean_std(&all_rewards);
+        let trained_tokens: usize = used
+            .iter()
+            .flat_map(|gr| gr.completions.iter().map(|c| c.tokens.len()))
+            .sum();
+        let step_seconds = start.elapsed().as_secs_f64();
+        let frac = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let record = StepRecord {
+            step,
+            reward_mean,
+            reward_std,
+            rewards: component_sums
+                .into_iter()
+                .map(|(k, (s, n))| (k, s / n.max(1) as f64))
+                .collect(),
+            accuracy: frac(correct, sampled),
+            format_rate: frac(formatted, sampled),
+            loss: metrics.loss,
+            kl: metrics.kl,
+            clip_fraction_low: metrics.clip_fraction_low,
+            clip_fraction_high: metrics.clip_fraction_high,
+            mean_ratio: metrics.mean_ratio,
+            entropy: metrics.entropy,
+            completion_len_mean: mean_std(&lengths).0,
+            completion_len_min: lengths.iter().fold(usize::MAX, |m, &l| m.min(l as usize)),
+            completion_len_max: lengths.iter().fold(0, |m, &l| m.max(l as usize)),
+            truncated_fraction: frac(truncated, sampled),
+            zero_variance_group_fraction: frac(tied_groups, sampled_groups),
+            groups: used.len(),
+            refill_rounds: round as usize,
+            grad_norm,
+            lr,
+            sample_tokens_per_second: generated as f64 / sample_seconds.max(1e-9),
+            tokens_per_second: trained_tokens as f64 / step_seconds.max(1e-9),
+            sample_seconds,
+            score_seconds,
+            update_seconds,
+            step_seconds,
+        };
+        tracing::debug!(?record, "step");
+        Ok((record, samples))
+    }
+
+    /// μ passes over the rollouts in minibatches of whole groups; returns the merged metrics
+    /// (losses averaged over optimiser steps) and the last grad norm.
+    fn update(
+        &mut self,
+        groups: &[Group],
+        advantages: &[Vec<f64>],
+        lr: f64,
+    ) -> Result<(StepMetrics, f64)> {
+        let cfg = &self.config;
+        let g = cfg.sampling.group_size;
+        let temperature = cfg.sampling.temperature;
+        let loss_config = cfg.algorithm.loss.clone();
+        let device = self.policy.device().clone();
+        let eos = self.tokenizer.eos_token_ids().first().copied().unwrap_or(0);
+        let minibatches = cfg.update.minibatches.min(groups.len()).max(1);
+        let micro_groups = cfg.update.micro_batch_groups;
+        let mut parts = Vec::new();
+        let mut losses = Vec::new();
+        let mut grad_norm = 0.0;
+        for iteration in 0..cfg.update.iterations {
+            let mut order: Vec<usize> = (0..groups.len()).collect();
+            if cfg.update.iterations > 1 || minibatches > 1 {
+                let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(
+                    cfg.seed,
+                    3,
+                    self.step,
+                    iteration as u64,
+                ));
+                order.shuffle(&mut rng);
+            }
+            let per = order.len().div_ceil(minibatches);
+            for minibatch in order.chunks(per) {
+                let micro: Vec<&[usize]> = match micro_groups {
+                    0 => vec![minibatch],
+                    n => minibatch.chunks(n).collect(),
+                };
+                let mut packed = Vec::with_capacity(micro.len());
+                for ids in &micro {
+                    let rows: Vec<(&[u32], &[u32])> = ids
+                        .iter()
+                        .flat_map(|&i| {
+                            groups[i]
+                                .completions
+                                .iter()
+                                .map(move |c| (&groups[i].prompt_ids[..], &c.tokens[..]))
+                        })
+                        .collect();
+                    packed.push(PackedBatch::pack(&rows, eos, &device)?);
+                }
+                let normalizer = Normalizer::from_masks(packed.iter().map(|b| &b.mask))?;
+                let mut step_metrics = Vec::with_capacity(micro.len());
+                for (ids, batch) in micro.iter().zip(&packed) {
+                    let old: Vec<&[f32]> = ids
+                        .iter()
+                        .flat_map(|&i| groups[i].completions.iter().map(|c| &c.logprobs[..]))
+                        .collect();
+                    let old = aligned(batch, &old)?;
+                    let reference = if loss_config.beta > 0.0 {
+                        let refs: Vec<&[f32]> = ids
+                            .iter()
+                            .flat_map(|&i| {
+                                groups[i]
+                                    .reference
+                                    .iter()
+                                    .flat_map(|r| r.iter().map(|v| &v[..]))
+                            })
+                            .collect();
+                        Some(aligned(batch, &refs)?)
+                    } else {
+                        None
+                    };
+                    let adv: Vec<f32> = ids
+                        .iter()
+                        .flat_map(|&i| advantages[i].iter().map(|&a| a as f32))
+                        .collect();
+                    let adv = Tensor::from_vec(adv, batch.rows(), &device)?;
+                    let mut logits = self
+                        .policy
+                        .forward(&batch.inputs, &batch.left_pad(), None)?;
+                    if temperature != 1.0 {
+                        logits = (logits / temperature)?;
+                    }
+                    let logp = grpo_core::token_logprobs(&logits, &batch.targets)?;
+                    let inputs = LossInputs {
+                        logprobs: &logp,
+                        old_logprobs: &old,
+                        ref_logprobs: reference.as_ref(),
+                        advantages: &adv,
+                        mask: &batch.mask,
+                        logits: Some(&logits),
+                        group_size: Some(g),
+                    };
+                    let (loss, m) = grpo_core::policy_loss(&inputs, &loss_config, &normalizer)?;
+                    self.optimizer.accumulate(&loss.backward()?)?;
+                    step_metrics.push(m);
+                }
+                let merged = StepMetrics::merge(&step_metrics);
+                losses.push(merged.loss);
+                parts.extend(step_metrics);
+                grad_norm = self.optimizer.step(lr)?.grad_norm;
+            }
+        }
+        let mut metrics = StepMetrics::merge(&parts);
+        metrics.loss = mean_std(&losses).0;
+        Ok((metrics, grad_norm))
+    }
+
+    /// Writes a checkpoint of the current state under `root`.
+    pub fn checkpoint(
+        &self,
+        root: &std::path::Path,
+        elapsed_seconds: f64,
+    ) -> Result<std::path::PathBuf> {
+        let state = TrainState {
+            step: self.step,
+            prompt_rng: RngState::capture(&self.prompt_rng),
+            model_config: self.policy.config().clone(),
+            optimizer_step: self.optimizer.steps_taken(),
+            elapsed_seconds,
+        };
+        checkpoint::write(
+            root,
+            &self.policy,
+            self.reference.as_ref(),
+            &self.tokenizer,
+            &self.optimizer.state(),
+            &state,
+        )
+    }
+
+    /// The whole run into `dir`: warm-up (fresh runs), evaluation before the first step, GRPO
+    /// steps with periodic evaluations and checkpoints, a final evaluation, the final model in
+    /// HF format, the plot. `stop_after` ends the run early after that step (for tests of
+    /// resuming); `on_event` follows progress.
+    pub fn run(
+        &mut self,
+        dir: &mut RunDir,
+        stop_after: Option<u64>,
+        on_event: &mut dyn FnMut(&Event),
+    ) -> Result<RunSummary> {
+        let start = Instant::now();
+        let elapsed = |before: f64| before + start.elapsed().as_secs_f64();
+        let mut warmup = None;
+        let total = self.config.budget.steps;
+        if self.step == 0 {
+            warmup = self.warm_up(on_event)?;
+            self.freeze_reference()?;
+            let record = self.evaluate()?;
+            dir.append_eval(&record)?;
+            on_event(&Event::Eval(record));
+        }
+        on_event(&Event::GrpoStarted {
+            from: self.step,
+            steps: total,
+        });
+        let mut stopped_early = false;
+        let mut last_eval_step = dir.last_eval_step();
+        while self.step < total {
+            if self.config.budget.max_minutes > 0.0
+                && elapsed(self.elapsed_before) > self.config.budget.max_minutes * 60.0
+            {
+                stopped_early = true;
+                break;
+            }
+            let (record, samples) = self.step()?;
+            dir.append_step(&record)?;
+            dir.append_samples(&samples)?;
+            on_event(&Event::Step(Box::new(record)));
+            if self.step % self.config.eval.every == 0 || self.step == total {
+                let record = self.evaluate()?;
+                last_eval_step = Some(record.step);
+                dir.append_eval(&record)?;
+                on_event(&Event::Eval(record));
+            }
+            if self.config.checkpoint.every > 0 && self.step % self.config.checkpoint.every == 0 {
+                self.checkpoint(&dir.checkpoints(), elapsed(self.elapsed_before))?;
+                on_event(&Event::Checkpoint { step: self.step });
+            }
+            if stop_after.is_some_and(|s| self.step >= s) {
+                stopped_early = self.step < total;
+                break;
+            }
+        }
+        if last_eval_step != Some(self.step)
+            && !stop_after.is_some_and(|s| self.step >= s && self.step < total)
+        {
+            let record = self.evaluate()?;
+            dir.append_eval(&record)?;
+            on_event(&Event::Eval(record));
+        }
+        dir.write_final(&self.policy, &self.tokenizer)?;
+        if let Err(e) = dir.plot() {
+            tracing::warn!("could not draw the plot: {e}");
+        }
+        let evals = dir.evals()?;
+        Ok(RunSummary {
+            warmup,
+            before: evals.first().cloned(),
+            after: evals.last().cloned(),
+            steps: self.step,
+            seconds: elapsed(self.elapsed_before),
+            stopped_early,
+        })
+    }
+}
+
+/// Log-probs of each completion under the reference model (no graph).
+fn reference_logprobs(
+    reference: &Model,
+    prompt: &[u32],
+    group: &[Completion],
+    temperature: f64,
+) -> Result<Vec<Vec<f32>>> {
+    let rows: Vec<(&[u32], &[u32])> = group.iter().map(|c| (prompt, &c.tokens[..])).collect();
+    let eos = reference
+        .config()
+        .eos_token_ids
+        .first()
+        .copied()
+        .unwrap_or(0);
+    let batch = PackedBatch::pack(&rows, eos, reference.device())?;
+    let mut logits = reference
+        .detached()
+        .forward(&batch.inputs, &batch.left_pad(), None)?;
+    if temperature != 1.0 {
+        logits = (logits / temperature)?;
+    }
+    let logp = grpo_core::token_logprobs(&logits, &batch.targets)?.to_vec2::<f32>()?;
+    Ok(logp
+        .iter()
+        .zip(batch.starts.iter().zip(&batch.lens))
+        .map(|(row, (&s, &l))| row[s..s + l].to_vec())
+        .collect())
+}
+
+/// Per-row values placed at each row's completion positions, zeros elsewhere: `[rows, seq]`.
+fn aligned(batch: &PackedBatch, values: &[&[f32]]) -> Result<Tensor> {
+    let (rows, seq) = batch.mask.dims2()?;
+    if values.len() != rows {
+        return Err(Error::invalid(format!(
+            "{} rows of values for a batch of {rows}",
+            values.len()
+        )));
+    }
+    let mut out = vec![0f32; rows * seq];
+    for (r, v) in values.iter().enumerate() {
+        let (s, l) = (batch.starts[r], batch.lens[r]);
+        if v.len() != l {
+            return Err(Error::invalid(format!(
+                "row {r}: {} values for {l} completion tokens",
+                v.len()
+            )));
+        }
+        out[r * seq + s..r * seq + s + l].copy_from_slice(v);
+    }
+    Ok(Tensor::from_vec(out, (rows, seq), batch.mask.device())?)
+}
