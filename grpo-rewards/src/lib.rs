@@ -10,6 +10,7 @@
 
 pub mod code;
 pub mod compose;
+pub mod countdown;
 pub mod error;
 pub mod format;
 pub mod math;

@@ -1,0 +1,312 @@
+//! The countdown reward (the TinyZero task): is the answer an expression over the given
+//! numbers that evaluates, exactly, to the target?
+//!
+//! 1. **Find the answer**: the last `<answer>…</answer>` block, else the completion's last
+//!    non-empty line. A trailing `= target` (or a leading `target =`) is dropped, as are
+//!    surrounding `$` and a final period.
+//! 2. **Parse and evaluate** with [`crate::math::arith`]: integers, `+ - * /`, parentheses,
+//!    unary minus; exact rationals, so `8 / (3 - 8 / 3)` is exactly 24 and `7 / 2 * 2` is 7.
+//! 3. **Check the numbers**: the literals must be the task's numbers as a multiset — each
+//!    exactly once when `use_all` (the default), at most once otherwise.
+//!
+//! Value 1 when all hold, else 0, with a verdict saying which step failed. Tasks of other
+//! kinds get no value (`None`).
+//!
+//! ```
+//! use grpo_rewards::countdown::CountdownReward;
+//! use grpo_tasks::Task;
+//! let task: Task = serde_json::from_str(
+//!     r#"{"id":"c","kind":"countdown","prompt":"p","numbers":[3,3,8,8],"target":24}"#).unwrap();
+//! let r = CountdownReward::new();
+//! assert!(r.check(&task, "<think>…</think><answer>8 / (3 - 8 / 3)</answer>").is_correct());
+//! assert!(!r.check(&task, "<answer>8 * 3</answer>").is_correct());
+//! ```
+
+use futures::future::BoxFuture;
+use grpo_tasks::expr::{Usage, check_usage};
+use grpo_tasks::{CountdownTask, Task};
+use num_bigint::BigInt;
+use num_rational::BigRational;
+
+use crate::error::RewardError;
+use crate::math::arith::eval_arithmetic;
+use crate::result::{Verdict, VerdictKind};
+use crate::reward::{Reward, Score};
+
+/// The countdown accuracy reward (name `accuracy`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CountdownReward;
+
+impl CountdownReward {
+    /// The reward.
+    pub fn new() -> Self {
+        CountdownReward
+    }
+
+    /// Checks one completion; for a task that is not countdown the verdict says so.
+    pub fn check(&self, task: &Task, completion: &str) -> Verdict {
+        match task {
+            Task::Countdown(t) => check_countdown(t, completion),
+            other => Verdict::new(
+                VerdictKind::NoAnswer,
+                format!(
+                    "the countdown reward does not apply to {} tasks",
+                    other.kind_name()
+                ),
+            ),
+        }
+    }
+}
+
+/// Checks one completion of a countdown task.
+pub fn check_countdown(task: &CountdownTask, completion: &str) -> Verdict {
+    let Some(answer) = extract_expression(completion, task.target) else {
+        return Verdict::new(
+            VerdictKind::NoAnswer,
+            "no answer: no <answer> block and no non-empty line",
+        );
+    };
+    let evaluated = match eval_arithmetic(&answer) {
+        Ok(a) => a,
+        Err(RewardError::Undefined { reason }) => {
+            return Verdict::new(
+                VerdictKind::WrongAnswer,
+                format!("`{answer}` is undefined: {reason}"),
+            );
+        }
+        Err(e) => {
+            return Verdict::new(
+                VerdictKind::Unparsable,
+                format!("`{}` is not an arithmetic expression: {e}", short(&answer)),
+            );
+        }
+    };
+    match check_usage(&evaluated.literals, &task.numbers, task.use_all) {
+        Usage::Valid => {}
+        Usage::NotAvailable(n) => {
+            return Verdict::new(
+                VerdictKind::WrongAnswer,
+                format!(
+                    "`{answer}` uses {n}, which is not available (numbers: {:?}, each at most once)",
+                    task.numbers
+                ),
+            );
+        }
+        Usage::Unused(left) => {
+            return Verdict::new(
+                VerdictKind::WrongAnswer,
+                format!(
+                    "`{answer}` leaves {left:?} unused; every number must be used exactly once"
+                ),
+            );
+        }
+    }
+    let target = BigRational::from_integer(BigInt::from(task.target));
+    if evaluated.value == target {
+        Verdict::new(
+            VerdictKind::Correct,
+            format!("`{answer}` = {}", task.target),
+        )
+    } else {
+        Verdict::new(
+            VerdictKind::WrongAnswer,
+            format!(
+                "`{answer}` evaluates to {}, not the target {}",
+                evaluated.value, task.target
+            ),
+        )
+    }
+}
+
+/// The answer expression of a completion: the last `<answer>` block's content, else the last
+/// non-empty line, without `= target`, `$` and a final period.
+pub fn extract_expression(completion: &str, target: i64) -> Option<String> {
+    let raw = match last_answer_block(completion) {
+        Some(inner) => inner,
+        None => completion.lines().rev().find(|l| !l.trim().is_empty())?,
+    };
+    let mut text = raw
+        .trim()
+        .trim_matches('$')
+        .trim()
+        .trim_end_matches('.')
+        .trim()
+        .to_owned();
+    if let Some((left, right)) = text.split_once('=')
+        && !right.contains('=')
+    {
+        let (left, right) = (left.trim(), right.trim());
+        let is_target = |s: &str| s.parse::<i64>().is_ok_and(|n| n == target);
+        text = if is_target(right) {
+            left.to_owned()
+        } else if is_target(left) {
+            right.to_owned()
+        } else {
+            // `expr = other`: keep the expression; its value decides.
+            left.to_owned()
+        };
+    }
+    (!text.is_empty()).then_some(text)
+}
+
+fn last_answer_block(completion: &str) -> Option<&str> {
+    let start = completion.rfind("<answer>")? + "<answer>".len();
+    let rest = &completion[start..];
+    Some(rest.find("</answer>").map_or(rest, |end| &rest[..end]))
+}
+
+fn short(text: &str) -> String {
+    if text.chars().count() <= 60 {
+        text.to_owned()
+    } else {
+        format!("{}…", text.chars().take(60).collect::<String>())
+    }
+}
+
+impl Reward for CountdownReward {
+    fn name(&self) -> &str {
+        "accuracy"
+    }
+
+    fn score_group<'a>(
+        &'a self,
+        task: &'a Task,
+        completions: &'a [String],
+    ) -> BoxFuture<'a, Vec<Score>> {
+        Box::pin(async move {
+            completions
+                .iter()
+                .map(|c| {
+                    let verdict = self.check(task, c);
+                    let value = match task {
+                        Task::Countdown(_) => Some(if verdict.is_correct() { 1.0 } else { 0.0 }),
+                        _ => None,
+                    };
+                    Score { value, verdict }
+                })
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(numbers: &[i64], target: i64, use_all: bool) -> Task {
+        Task::Countdown(CountdownTask {
+            id: "c".into(),
+            prompt: "p".into(),
+            numbers: numbers.to_vec(),
+            target,
+            use_all,
+            reference: None,
+            metadata: None,
+        })
+    }
+
+    #[test]
+    fn verdict_table() {
+        let t = task(&[3, 3, 8, 8], 24, true);
+        let cases: &[(&str, VerdictKind)] = &[
+            ("<answer>8 / (3 - 8 / 3)</answer>", VerdictKind::Correct), // exact: 8 / (1/3) = 24
+            (
+                "<think>hmm</think>\n<answer> 8/(3-8/3) = 24 </answer>",
+                VerdictKind::Correct,
+            ),
+            ("24 = 8 / (3 - 8 / 3)", VerdictKind::Correct), // last line, target on the left
+            ("<answer>$8 / (3 - 8 / 3)$.</answer>", VerdictKind::Correct),
+            (
+                "<answer>(8 / 3 - 3) * -8 * -3 * ... </answer>",
+                VerdictKind::Unparsable,
+            ),
+            ("<answer>8 * 3</answer>", VerdictKind::WrongAnswer), // 3 and 8 unused
+            (
+                "<answer>8 * 3 + 8 - 8 + 3 - 3</answer>",
+                VerdictKind::WrongAnswer,
+            ), // 8 used three times
+            ("<answer>8 + 8 + 3 + 3</answer>", VerdictKind::WrongAnswer), // = 22
+            ("<answer>8 / (3 - 3) + 8</answer>", VerdictKind::WrongAnswer), // division by zero
+            ("<answer>8 * 3 ^ 1</answer>", VerdictKind::Unparsable),
+            ("<answer></answer>", VerdictKind::NoAnswer),
+            ("", VerdictKind::NoAnswer),
+            (
+                "<answer>8*3</answer> then later <answer>8 / (3 - 8 / 3)</answer>",
+                VerdictKind::Correct,
+            ), // last block wins
+        ];
+        let r = CountdownReward::new();
+        for (completion, want) in cases {
+            let v = r.check(&t, completion);
+            assert_eq!(v.kind, *want, "{completion:?}: {}", v.reason);
+        }
+    }
+
+    #[test]
+    fn at_most_once_allows_unused_numbers() {
+        let r = CountdownReward::new();
+        let t = task(&[50, 2, 9], 52, false);
+        assert!(r.check(&t, "<answer>50 + 2</answer>").is_correct());
+        assert!(!r.check(&t, "<answer>50 + 2 + 2 - 2</answer>").is_correct());
+        let t = task(&[50, 2, 9], 52, true);
+        let v = r.check(&t, "<answer>50 + 2</answer>");
+        assert_eq!(v.kind, VerdictKind::WrongAnswer);
+        assert!(v.reason.contains("[9] unused"), "{}", v.reason);
+    }
+
+    #[test]
+    fn scores_a_group_in_order_and_skips_other_kinds() {
+        let r = CountdownReward::new();
+        let t = task(&[1, 2], 3, true);
+        let group = vec![
+            "<answer>1 + 2</answer>".to_string(),
+            "<answer>2 - 1</answer>".to_string(),
+        ];
+        let scores = futures::executor::block_on(r.score_group(&t, &group));
+        let values: Vec<Option<f64>> = scores.iter().map(|s| s.value).collect();
+        assert_eq!(values, [Some(1.0), Some(0.0)]);
+        let math: Task =
+            serde_json::from_str(r#"{"id":"m","kind":"math","prompt":"p","answer":"3"}"#).unwrap();
+        let scores = futures::executor::block_on(r.score_group(&math, &group));
+        assert!(scores.iter().all(|s| s.value.is_none()));
+    }
+
+    #[test]
+    fn generated_references_earn_full_reward() {
+        let pack = grpo_tasks::Pack::load("builtin:countdown").unwrap();
+        let r = CountdownReward::new();
+        for t in pack.tasks().take(300) {
+            let Task::Countdown(c) = t else { panic!() };
+            let reference = c.reference.clone().unwrap();
+            let v = r.check(
+                t,
+                &format!("<think>search</think><answer>{reference}</answer>"),
+            );
+            assert!(v.is_correct(), "{}: {}", c.id, v.reason);
+        }
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever the solver finds is accepted by the reward.
+            #[test]
+            fn solver_answers_are_accepted(numbers in proptest::collection::vec(1i64..20, 2..5), target in 1i64..40) {
+                if let Some(found) = grpo_tasks::expr::solve(&numbers, target, true) {
+                    let t = task(&numbers, target, true);
+                    let v = CountdownReward::new().check(&t, &format!("<answer>{found}</answer>"));
+                    prop_assert!(v.is_correct(), "{found}: {}", v.reason);
+                }
+            }
+
+            /// Arbitrary text never panics the reward.
+            #[test]
+            fn any_text_gets_a_verdict(text in ".{0,80}") {
+                let t = task(&[1, 2, 3], 6, true);
+                let _ = CountdownReward::new().check(&t, &text);
+            }
+        }
+    }
+}
