@@ -81,7 +81,7 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     config.epoch_interruption(true);
     config.wasm_component_model(true);
     // Backtraces through CPython's deep wasm stacks are costly to symbolise and unused.
-    config.wasm_backtrace(false);
+    config.wasm_backtrace_max_frames(None);
     if let Allocator::Pooling { total_instances, max_memory_mb, keep_resident_mb } = options.allocator {
         let max_memory = usize::try_from(max_memory_mb.saturating_mul(1024 * 1024))
             .map_err(|_| SandboxError::Engine { reason: "max_memory_mb too large".into() })?;

@@ -1,6 +1,22 @@
-//! `grpo score`: Score JSONL completions against a task pack, one scored result per line.
+//! `grpo score`: score JSONL completions against a task pack, one scored result per line.
+//!
+//! Completions are JSONL `{"task_id", "completion"}`; every line is read and matched to a task
+//! before anything runs, so a malformed line or an unknown id stops the command (exit 2) with
+//! the file and line named. Rewards: accuracy (math, countdown, and code in the sandbox),
+//! weighted by the pack's `rewards` table when it has one (default `accuracy = 1`), plus
+//! `format` when the pack gives it a weight. Results are printed in input order; a summary
+//! goes to stderr.
 
+use std::io::Write;
 use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use grpo_rewards::code::{CodeReward, Sandbox};
+use grpo_rewards::countdown::CountdownReward;
+use grpo_rewards::{AccuracyReward, FormatReward, RewardSet};
+use grpo_tasks::{Pack, Task, TaskKind};
+use serde::Deserialize;
 
 /// Score JSONL completions against a task pack, one scored result per line.
 #[derive(Debug, clap::Args)]
@@ -13,9 +29,67 @@ pub struct Args {
     pub completions: std::path::PathBuf,
 }
 
+#[derive(Debug, Deserialize)]
+struct Line {
+    task_id: String,
+    completion: String,
+}
+
 impl Args {
     /// Runs the command.
     pub fn execute(self) -> anyhow::Result<ExitCode> {
-        anyhow::bail!("`grpo score` is not built yet")
+        let pack = Pack::load(&self.tasks).with_context(|| format!("loading pack {}", self.tasks))?;
+        let path = &self.completions;
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut items: Vec<(Task, String)> = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let parsed: Line = serde_json::from_str(line)
+                .with_context(|| format!("{}:{}: not a {{\"task_id\", \"completion\"}} object", path.display(), n + 1))?;
+            let Some(task) = pack.get(&parsed.task_id) else {
+                bail!("{}:{}: field `task_id`: no task {:?} in {}", path.display(), n + 1, parsed.task_id, self.tasks);
+            };
+            items.push((task.clone(), parsed.completion));
+        }
+
+        let sandbox = Sandbox::shared().context("starting the Python sandbox")?;
+        let set = reward_set(&pack, sandbox);
+        let started = Instant::now();
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("tokio runtime")?;
+        let results = runtime.block_on(async {
+            let groups = items.iter().map(|(task, completion)| {
+                let set = &set;
+                async move { set.score_group(task, std::slice::from_ref(completion)).await }
+            });
+            futures::future::join_all(groups).await
+        });
+        let mut out = std::io::stdout().lock();
+        let mut correct = 0;
+        for scored in results.into_iter().flatten() {
+            correct += usize::from(scored.correct);
+            writeln!(out, "{}", serde_json::to_string(&scored).context("serialising a scored result")?)?;
+        }
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!(
+            "scored {} completions in {secs:.2}s ({:.0}/s): {correct} correct",
+            items.len(),
+            items.len() as f64 / secs.max(1e-9)
+        );
+        Ok(ExitCode::SUCCESS)
     }
+}
+
+/// Accuracy routed by task kind, weighted by the pack's reward table.
+fn reward_set(pack: &Pack, sandbox: Sandbox) -> RewardSet {
+    let weights = &pack.manifest.rewards;
+    let accuracy = AccuracyReward::new()
+        .with_kind(TaskKind::Code, Box::new(CodeReward::new(sandbox)))
+        .with_kind(TaskKind::Countdown, Box::new(CountdownReward::new()));
+    let mut set = RewardSet::new().with_accuracy(Box::new(accuracy), weights.get("accuracy").copied().unwrap_or(1.0));
+    if let Some(&weight) = weights.get("format") {
+        set = set.with(Box::new(FormatReward::default()), weight);
+    }
+    set
 }
