@@ -82,21 +82,21 @@ fn equal(g: &Expr, p: &Expr, cfg: &EquivConfig, depth: usize) -> bool {
         _ => {}
     }
     // `x = 5` answers `5`.
-    if let Some(side) = answer_side(p) {
-        if !matches!(g, Expr::Relation { .. }) {
-            return equal(g, side, cfg, depth + 1);
-        }
+    if let Some(side) = answer_side(p)
+        && !matches!(g, Expr::Relation { .. })
+    {
+        return equal(g, side, cfg, depth + 1);
     }
-    if let Some(side) = answer_side(g) {
-        if !matches!(p, Expr::Relation { .. }) {
-            return equal(side, p, cfg, depth + 1);
-        }
+    if let Some(side) = answer_side(g)
+        && !matches!(p, Expr::Relation { .. })
+    {
+        return equal(side, p, cfg, depth + 1);
     }
     // Inequalities against intervals.
-    if let (Some(gi), Some(pi)) = (as_interval(g), as_interval(p)) {
-        if matches!(g, Expr::Relation { .. }) || matches!(p, Expr::Relation { .. }) {
-            return equal(&gi, &pi, cfg, depth + 1);
-        }
+    if let (Some(gi), Some(pi)) = (as_interval(g), as_interval(p))
+        && (matches!(g, Expr::Relation { .. }) || matches!(p, Expr::Relation { .. }))
+    {
+        return equal(&gi, &pi, cfg, depth + 1);
     }
     // A pair against an interval; a tuple against a one-row or one-column matrix.
     if let (Expr::Interval { .. }, Some(iv)) = (g, pair_interval(p)) {
@@ -105,11 +105,11 @@ fn equal(g: &Expr, p: &Expr, cfg: &EquivConfig, depth: usize) -> bool {
     if let (Some(iv), Expr::Interval { .. }) = (pair_interval(g), p) {
         return structured_equal(&iv, p, cfg, depth);
     }
-    if matches!(g, Expr::Matrix(_)) != matches!(p, Expr::Matrix(_)) {
-        if let (Some(gv), Some(pv)) = (vector(g), vector(p)) {
-            return gv.len() == pv.len()
-                && gv.iter().zip(&pv).all(|(a, b)| equal(a, b, cfg, depth + 1));
-        }
+    if matches!(g, Expr::Matrix(_)) != matches!(p, Expr::Matrix(_))
+        && let (Some(gv), Some(pv)) = (vector(g), vector(p))
+    {
+        return gv.len() == pv.len()
+            && gv.iter().zip(&pv).all(|(a, b)| equal(a, b, cfg, depth + 1));
     }
     match (collection(g), collection(p)) {
         (Some(gc), Some(pc)) => collections_equal(&gc, &pc, cfg, depth),
@@ -668,7 +668,7 @@ fn exp_value(x: &Value) -> Result<Value> {
 
 fn real(v: &Value) -> Result<f64> {
     match v.to_complex() {
-        Some((re, im)) if im == 0.0 => Ok(re),
+        Some((re, 0.0)) => Ok(re),
         _ => Err(undefined("a real function of a complex or infinite value")),
     }
 }
@@ -751,31 +751,33 @@ fn exact_from_f64(x: f64) -> Result<Value> {
 
 /// `log_b x`: an exact integer (or its negative) when `x` is an integral power of `b`.
 fn log(b: &Value, x: &Value) -> Result<Value> {
-    if let (Value::Exact(bq), Value::Exact(xq)) = (b, x) {
-        if bq.is_positive() && xq.is_positive() && !bq.is_one() {
-            if xq.is_one() {
-                return Ok(number::int(0));
+    if let (Value::Exact(bq), Value::Exact(xq)) = (b, x)
+        && bq.is_positive()
+        && xq.is_positive()
+        && !bq.is_one()
+    {
+        if xq.is_one() {
+            return Ok(number::int(0));
+        }
+        let (big, inverted) = if (*xq > BigRational::one()) == (*bq > BigRational::one()) {
+            (xq.clone(), false)
+        } else {
+            (xq.recip(), true)
+        };
+        let mut acc = bq.clone();
+        for k in 1..=4096i64 {
+            if acc == big {
+                return Ok(number::int(if inverted { -k } else { k }));
             }
-            let (big, inverted) = if (*xq > BigRational::one()) == (*bq > BigRational::one()) {
-                (xq.clone(), false)
-            } else {
-                (xq.recip(), true)
-            };
-            let mut acc = bq.clone();
-            for k in 1..=4096i64 {
-                if acc == big {
-                    return Ok(number::int(if inverted { -k } else { k }));
-                }
-                if acc.numer().bits() > big.numer().bits() + 1
-                    && acc.denom().bits() > big.denom().bits() + 1
-                {
-                    break;
-                }
-                if acc.numer().bits() > number::MAX_BITS {
-                    break;
-                }
-                acc *= bq;
+            if acc.numer().bits() > big.numer().bits() + 1
+                && acc.denom().bits() > big.denom().bits() + 1
+            {
+                break;
             }
+            if acc.numer().bits() > number::MAX_BITS {
+                break;
+            }
+            acc *= bq;
         }
     }
     let lx = func(Func::Ln, x)?;

@@ -237,10 +237,10 @@ pub fn clean_answer(raw: &str) -> String {
             }
         }
         s = s.trim_end_matches(['.', ',', ';', ' ', '\n']).trim();
-        if let Some(inner) = last_boxed(s) {
-            if s.trim_start().starts_with("\\boxed") || s.trim_start().starts_with("\\fbox") {
-                s = inner.trim();
-            }
+        if let Some(inner) = last_boxed(s)
+            && (s.trim_start().starts_with("\\boxed") || s.trim_start().starts_with("\\fbox"))
+        {
+            s = inner.trim();
         }
         if s == before {
             break;

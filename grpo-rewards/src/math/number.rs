@@ -196,10 +196,10 @@ impl Value {
                 return pow_int(b, e.numer());
             }
             // Rational exponent p/q: an exact q-th root of b^p when there is one.
-            if let (Some(q), true) = (e.denom().to_u32(), e.denom().bits() <= 8) {
-                if let Some(root) = exact_root(b, q) {
-                    return pow_int(&root, e.numer());
-                }
+            if let (Some(q), true) = (e.denom().to_u32(), e.denom().bits() <= 8)
+                && let Some(root) = exact_root(b, q)
+            {
+                return pow_int(&root, e.numer());
             }
         }
         match (self, other) {
@@ -322,7 +322,7 @@ pub fn exact_root(b: &BigRational, q: u32) -> Option<BigRational> {
         return Some(b.clone());
     }
     if b.is_negative() {
-        if q % 2 == 0 {
+        if q.is_multiple_of(2) {
             return None;
         }
         return exact_root(&-b.clone(), q).map(|r| -r);

@@ -736,11 +736,11 @@ impl Parser<'_> {
                 // Mixed number: an integer literal followed by a fraction of integer literals.
                 if let ([(Expr::Num(whole), false)], true) =
                     (factors.as_slice(), is_literal_fraction(&next))
+                    && whole.is_integer()
+                    && self.is_term_end()
                 {
-                    if whole.is_integer() && self.is_term_end() {
-                        let whole = Expr::Num(whole.clone());
-                        return Ok(Expr::Sum(vec![whole, next]));
-                    }
+                    let whole = Expr::Num(whole.clone());
+                    return Ok(Expr::Sum(vec![whole, next]));
                 }
                 factors.push((next, false));
             } else {
