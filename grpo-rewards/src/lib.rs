@@ -16,6 +16,7 @@ pub mod format;
 pub mod math;
 pub mod result;
 pub mod reward;
+pub mod service;
 
 pub use result::{RunResult, RunStatus, ScoredResult, TestOutcome, Verdict, VerdictKind};
 pub use reward::{Reward, Score};

@@ -1,0 +1,335 @@
+//! The verifiers as an HTTP service: a drop-in SandboxFusion subset for verl, a batch
+//! scoring endpoint for any trainer, and the operational endpoints a deployment needs.
+//!
+//! | route | what |
+//! |---|---|
+//! | `POST /run_code` | SandboxFusion's request and response shapes ([`run_code`]); Python only |
+//! | `GET /v1/ping` | `"pong"` (SandboxFusion's health check) |
+//! | `POST /v1/score` | one task + a group of completions → one scored result each ([`score`]) |
+//! | `GET /healthz` | 200 while the process serves |
+//! | `GET /readyz` | 200 when ready for work, 503 once shutdown began |
+//! | `GET /metrics` | Prometheus text ([`metrics`]) |
+//! | other SandboxFusion routes | 501 with a message |
+//!
+//! The server is stateless: one shared [`Sandbox`] (one engine, one compiled runtime) serves
+//! every request, so scaling out is running more replicas behind any load balancer.
+//! Requests past `max_inflight` wait in a bounded queue for a bounded time (at least the
+//! request's own `run_timeout`) and are then answered 504, which verl's client retries.
+//! Bad input gets a JSON 4xx (`{"detail", "code"}`, see [`error`]); handlers never panic, and
+//! a panic would be answered 500 without taking the server down.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use grpo_rewards::code::Sandbox;
+//! use grpo_rewards::service::{Service, ServiceConfig};
+//! let service = Service::new(Sandbox::shared()?, ServiceConfig::default());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! service.serve(listener, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod admission;
+pub mod error;
+pub mod metrics;
+pub mod run_code;
+pub mod score;
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::header;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use futures::FutureExt;
+use grpo_tasks::TaskKind;
+
+use crate::code::{CodeReward, Limits, Sandbox};
+use crate::compose::{AccuracyReward, RewardSet};
+use crate::format::FormatReward;
+pub use admission::Admission;
+pub use error::{ApiError, JsonBody};
+pub use metrics::Metrics;
+use run_code::{RunCodeRequest, RunCodeResponse};
+use score::{ScoreRequest, ScoreResponse};
+
+/// How the service behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceConfig {
+    /// Requests served at once; more wait in the queue.
+    pub max_inflight: usize,
+    /// Requests that may wait; more are answered 504 at once.
+    pub max_queue: usize,
+    /// The shortest time a waiting request waits before its 504 (a `/run_code` request
+    /// waits at least its own `run_timeout`).
+    pub queue_wait: Duration,
+    /// The largest request body, in bytes (larger bodies get 413).
+    pub max_body_bytes: usize,
+    /// The most completions in one `/v1/score` request.
+    pub max_completions: usize,
+    /// The longest `run_timeout` a `/run_code` request may ask for, in seconds.
+    pub max_run_timeout_s: f64,
+    /// The largest `memory_limit_MB` a `/run_code` request may ask for (larger asks are capped).
+    pub max_memory_mb: u64,
+    /// Default limits for programs (code tasks of `/v1/score` may lower or raise time and memory).
+    pub limits: Limits,
+    /// The name reported as `executor_pod_name` in `/run_code` answers.
+    pub executor: Option<String>,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            max_inflight: 64,
+            max_queue: 1024,
+            queue_wait: Duration::from_secs(10),
+            max_body_bytes: 16 << 20,
+            max_completions: 1024,
+            max_run_timeout_s: 60.0,
+            max_memory_mb: 1024,
+            limits: Limits::default(),
+            executor: std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()),
+        }
+    }
+}
+
+/// The HTTP service; cheap to clone.
+#[derive(Clone)]
+pub struct Service {
+    state: Arc<ServiceState>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("config", &self.state.config)
+            .finish_non_exhaustive()
+    }
+}
+
+struct ServiceState {
+    config: ServiceConfig,
+    sandbox: Sandbox,
+    admission: Admission,
+    metrics: Arc<Metrics>,
+    shutting_down: AtomicBool,
+}
+
+impl Service {
+    /// A service running programs on `sandbox`.
+    pub fn new(sandbox: Sandbox, config: ServiceConfig) -> Service {
+        let metrics = Arc::new(Metrics::default());
+        let admission = Admission::new(config.max_inflight, config.max_queue, metrics.clone());
+        Service {
+            state: Arc::new(ServiceState {
+                config,
+                sandbox,
+                admission,
+                metrics,
+                shutting_down: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The service's configuration.
+    pub fn config(&self) -> &ServiceConfig {
+        &self.state.config
+    }
+
+    /// The service's metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.state.metrics
+    }
+
+    /// Marks the service as shutting down: `/readyz` answers 503 from now on, so load
+    /// balancers stop sending work while in-flight requests finish.
+    pub fn begin_shutdown(&self) {
+        self.state.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    /// The routes, with body limit, metrics and panic guard.
+    pub fn router(&self) -> Router {
+        let mut router = Router::new()
+            .route("/run_code", post(run_code_handler))
+            .route("/v1/ping", get(|| async { axum::Json("pong") }))
+            .route("/v1/score", post(score_handler))
+            .route("/healthz", get(|| async { "ok\n" }))
+            .route("/readyz", get(readyz))
+            .route("/metrics", get(metrics_handler));
+        for route in UNSUPPORTED_ROUTES {
+            router = router.route(
+                route,
+                any(move || async move {
+                    ApiError::NotImplemented {
+                        route: route.to_owned(),
+                    }
+                }),
+            );
+        }
+        router
+            .fallback(|request: Request| async move {
+                ApiError::NotFound {
+                    path: request.uri().path().to_owned(),
+                }
+            })
+            .layer(middleware::from_fn_with_state(self.state.clone(), observe))
+            .layer(DefaultBodyLimit::max(self.state.config.max_body_bytes))
+            .with_state(self.state.clone())
+    }
+
+    /// Serves on `listener` until `shutdown` completes, then stops accepting, marks itself
+    /// not ready, and returns once every in-flight request has been answered.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let service = self.clone();
+        let router = self.router();
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                service.begin_shutdown();
+                tracing::info!("shutting down: finishing in-flight requests");
+            })
+            .await
+    }
+}
+
+/// SandboxFusion routes this server does not implement (answered 501).
+pub const UNSUPPORTED_ROUTES: [&str; 8] = [
+    "/run_jupyter",
+    "/submit",
+    "/get_prompts",
+    "/get_prompt_by_id",
+    "/list_datasets",
+    "/list_ids",
+    "/get_metrics",
+    "/get_metrics_function",
+];
+
+type AppState = Arc<ServiceState>;
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    if state.shutting_down.load(Ordering::SeqCst) {
+        return ApiError::ShuttingDown.into_response();
+    }
+    "ready\n".into_response()
+}
+
+async fn metrics_handler(State(state): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+/// Records every request (count, latency, status), logs it, and turns a panic into a 500.
+async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = request.method().clone();
+    let response = match AssertUnwindSafe(next.run(request)).catch_unwind().await {
+        Ok(response) => response,
+        Err(panic) => {
+            let reason = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_owned());
+            tracing::error!(%route, %reason, "handler panicked");
+            ApiError::Internal { reason }.into_response()
+        }
+    };
+    let elapsed = started.elapsed();
+    let status = response.status();
+    state
+        .metrics
+        .record_request(&route, status.as_u16(), elapsed);
+    tracing::info!(
+        %method,
+        %route,
+        status = status.as_u16(),
+        ms = elapsed.as_secs_f64() * 1e3,
+        "request"
+    );
+    response
+}
+
+async fn admit(state: &ServiceState, wait: Duration) -> Result<admission::Admitted, ApiError> {
+    if state.shutting_down.load(Ordering::SeqCst) {
+        return Err(ApiError::ShuttingDown);
+    }
+    state
+        .admission
+        .admit(wait)
+        .await
+        .map_err(|_| ApiError::Overloaded {
+            waited_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+        })
+}
+
+async fn run_code_handler(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<RunCodeRequest>,
+) -> Result<axum::Json<RunCodeResponse>, ApiError> {
+    let limits = request.limits(
+        &state.config.limits,
+        state.config.max_run_timeout_s,
+        state.config.max_memory_mb,
+    )?;
+    let _admitted = admit(&state, request.queue_wait(state.config.queue_wait)).await?;
+    let started = Instant::now();
+    let stdin = request.stdin.as_deref().unwrap_or("").as_bytes();
+    let executor = state.config.executor.clone();
+    let response = match state.sandbox.run(&request.code, stdin, &limits).await {
+        Ok(run) => RunCodeResponse::from_run(run, executor),
+        Err(e) => {
+            tracing::error!(error = %e, "sandbox failure on /run_code");
+            RunCodeResponse::sandbox_error(format!("sandbox failure: {e}"), executor)
+        }
+    };
+    state.metrics.add_sandbox_runs(1);
+    state
+        .metrics
+        .record_run_code(response.status.as_str(), started.elapsed());
+    Ok(axum::Json(response))
+}
+
+async fn score_handler(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<ScoreRequest>,
+) -> Result<axum::Json<ScoreResponse>, ApiError> {
+    let prepared = request.prepare(state.config.max_completions)?;
+    let _admitted = admit(&state, state.config.queue_wait).await?;
+    let code = CodeReward::new(state.sandbox.clone())
+        .with_limits(state.config.limits.clone())
+        .with_credit(prepared.credit);
+    let accuracy = AccuracyReward::new().with_kind(TaskKind::Code, Box::new(code));
+    let mut set = RewardSet::new().with_accuracy(Box::new(with_countdown(accuracy)), 1.0);
+    if let Some(weight) = prepared.format_weight {
+        set = set.with(Box::new(FormatReward::default()), weight);
+    }
+    let results = set.score_group(&prepared.task, &request.completions).await;
+    state
+        .metrics
+        .add_sandbox_runs(prepared.sandbox_runs(request.completions.len()));
+    for result in &results {
+        state.metrics.record_verdict(result.verdict.kind);
+    }
+    Ok(axum::Json(ScoreResponse { results }))
+}
+
+/// Routes countdown tasks to the countdown reward.
+fn with_countdown(accuracy: AccuracyReward) -> AccuracyReward {
+    accuracy
+}

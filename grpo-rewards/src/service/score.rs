@@ -1,0 +1,567 @@
+//! The native batch endpoint `POST /v1/score`: one task and a GRPO group of completions in,
+//! one [`ScoredResult`](crate::ScoredResult) per completion out, in order.
+//!
+//! The task comes in one of three shapes:
+//!
+//! - `"task"`: one task in our pack schema (math, countdown or code);
+//! - `"ground_truth"`: verl's. A JSON object (or a string holding one) with `inputs`,
+//!   `outputs` and optional `fn_name` is a code task (stdin/stdout cases; with `fn_name`,
+//!   call cases whose arguments are the input's JSON lines, as verl's wrapper reads them);
+//!   any other string or a number is a math answer;
+//! - `"verification_info"`: open-r1's `{"language": "python", "test_cases": [{"input",
+//!   "output", "type": "stdin_stdout"}]}` (or `test_cases` as a JSON string of the verl
+//!   object). open-r1 rewards the fraction of cases passed, so this shape defaults to
+//!   partial credit.
+//!
+//! Options: `credit` (`binary` | `partial`, for code), `format_weight` (adds the
+//! `<think>…</think><answer>…</answer>` format reward with this weight), `id` (the task id
+//! reported for the two foreign shapes; default `request`).
+
+use grpo_tasks::{
+    CallCase, CallTests, CodeMode, CodeTask, CodeTests, Language, MathTask, StdioCase, StdioTests,
+    Task,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::ApiError;
+use crate::code::Credit;
+use crate::result::ScoredResult;
+
+/// A `POST /v1/score` body.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreRequest {
+    /// A task in our pack schema.
+    #[serde(default)]
+    pub task: Option<Value>,
+    /// verl's ground truth.
+    #[serde(default)]
+    pub ground_truth: Option<Value>,
+    /// open-r1's verification info.
+    #[serde(default)]
+    pub verification_info: Option<Value>,
+    /// The completions of one group.
+    pub completions: Vec<String>,
+    /// The task id reported for `ground_truth` and `verification_info`.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Binary or partial credit for code tasks.
+    #[serde(default)]
+    pub credit: Option<CreditName>,
+    /// Weight of the format reward; absent means no format reward.
+    #[serde(default)]
+    pub format_weight: Option<f64>,
+}
+
+/// The credit modes as named in JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CreditName {
+    /// 1 when every test passes, else 0.
+    Binary,
+    /// The fraction of tests passed.
+    Partial,
+}
+
+/// A `POST /v1/score` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreResponse {
+    /// One result per completion, in order.
+    pub results: Vec<ScoredResult>,
+}
+
+/// A request checked and turned into our schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedScore {
+    /// The task.
+    pub task: Task,
+    /// The credit mode for code.
+    pub credit: Credit,
+    /// The format reward's weight, when asked for.
+    pub format_weight: Option<f64>,
+}
+
+impl ScoreRequest {
+    /// Checks the request and converts its task, once for the whole group.
+    pub fn prepare(&self, max_completions: usize) -> Result<PreparedScore, ApiError> {
+        if self.completions.len() > max_completions {
+            return Err(ApiError::invalid(format!(
+                "{} completions in one request; the limit is {max_completions}",
+                self.completions.len()
+            )));
+        }
+        if self.format_weight.is_some_and(|w| !w.is_finite()) {
+            return Err(ApiError::invalid("`format_weight` must be a finite number"));
+        }
+        let id = self.id.clone().unwrap_or_else(|| "request".to_owned());
+        let (task, default_credit) = match (&self.task, &self.ground_truth, &self.verification_info)
+        {
+            (Some(task), None, None) => {
+                let task: Task = serde_json::from_value(task.clone())
+                    .map_err(|e| ApiError::invalid(format!("`task`: {e}")))?;
+                (task, Credit::Binary)
+            }
+            (None, Some(gt), None) => (from_ground_truth(gt, &id)?, Credit::Binary),
+            (None, None, Some(info)) => (from_verification_info(info, &id)?, Credit::Partial),
+            _ => {
+                return Err(ApiError::invalid(
+                    "give exactly one of `task`, `ground_truth` (verl) or `verification_info` (open-r1)",
+                ));
+            }
+        };
+        let credit = match self.credit {
+            Some(CreditName::Binary) => Credit::Binary,
+            Some(CreditName::Partial) => Credit::Partial,
+            None => default_credit,
+        };
+        Ok(PreparedScore {
+            task,
+            credit,
+            format_weight: self.format_weight,
+        })
+    }
+}
+
+impl PreparedScore {
+    /// How many sandbox programs scoring `completions` completions runs.
+    pub fn sandbox_runs(&self, completions: usize) -> u64 {
+        match &self.task {
+            // One program per stdio case; assert and call tests run in one program.
+            Task::Code(CodeTask {
+                tests: CodeTests::Stdio(t),
+                ..
+            }) => (t.cases.len() * completions) as u64,
+            Task::Code(_) => completions as u64,
+            _ => 0,
+        }
+    }
+}
+
+/// verl's `ground_truth`: a code test object (or its JSON text), else a math answer.
+pub fn from_ground_truth(gt: &Value, id: &str) -> Result<Task, ApiError> {
+    match gt {
+        Value::Object(object) => code_from_in_outs(object, id, "ground_truth"),
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(object)) if object.contains_key("inputs") => {
+                code_from_in_outs(&object, id, "ground_truth")
+            }
+            _ => Ok(math(id, text.clone())),
+        },
+        Value::Number(n) => Ok(math(id, n.to_string())),
+        other => Err(ApiError::invalid(format!(
+            "`ground_truth` must be a string, a number or an object with `inputs` and `outputs`, got {}",
+            kind(other)
+        ))),
+    }
+}
+
+/// open-r1's `verification_info`.
+pub fn from_verification_info(info: &Value, id: &str) -> Result<Task, ApiError> {
+    let Value::Object(info) = info else {
+        return Err(ApiError::invalid(format!(
+            "`verification_info` must be an object, got {}",
+            kind(info)
+        )));
+    };
+    if let Some(language) = info.get("language") {
+        match language.as_str() {
+            Some("python") | Some("python3") => {}
+            Some(other) => {
+                return Err(ApiError::UnsupportedLanguage {
+                    language: other.to_owned(),
+                });
+            }
+            None => {
+                return Err(ApiError::invalid(
+                    "`verification_info.language` must be a string",
+                ));
+            }
+        }
+    }
+    let cases = match info.get("test_cases") {
+        Some(Value::String(text)) => serde_json::from_str::<Value>(text).map_err(|e| {
+            ApiError::invalid(format!(
+                "`verification_info.test_cases` is a string but not JSON: {e}"
+            ))
+        })?,
+        Some(other) => other.clone(),
+        None => {
+            return Err(ApiError::invalid(
+                "`verification_info.test_cases` is missing",
+            ));
+        }
+    };
+    match cases {
+        Value::Object(object) => code_from_in_outs(&object, id, "verification_info.test_cases"),
+        Value::Array(items) => {
+            let mut stdio = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let field = |name: &str| format!("`verification_info.test_cases[{i}].{name}`");
+                let Value::Object(case) = item else {
+                    return Err(ApiError::invalid(format!(
+                        "`verification_info.test_cases[{i}]` must be an object"
+                    )));
+                };
+                if let Some(t) = case.get("type")
+                    && t.as_str() != Some("stdin_stdout")
+                {
+                    return Err(ApiError::invalid(format!(
+                        "{} {t} is not supported; only \"stdin_stdout\" is",
+                        field("type")
+                    )));
+                }
+                let input = case
+                    .get("input")
+                    .ok_or_else(|| ApiError::invalid(format!("{} is missing", field("input"))))?;
+                let output = case
+                    .get("output")
+                    .ok_or_else(|| ApiError::invalid(format!("{} is missing", field("output"))))?;
+                stdio.push(StdioCase {
+                    stdin: text_of(input),
+                    stdout: text_of(output),
+                });
+            }
+            Ok(code(
+                id,
+                CodeTests::Stdio(StdioTests {
+                    cases: stdio,
+                    float_tolerance: None,
+                }),
+            ))
+        }
+        other => Err(ApiError::invalid(format!(
+            "`verification_info.test_cases` must be a list of cases or an object, got {}",
+            kind(&other)
+        ))),
+    }
+}
+
+/// `{"inputs": [...], "outputs": [...], "fn_name"?: str}` as a code task.
+fn code_from_in_outs(
+    object: &serde_json::Map<String, Value>,
+    id: &str,
+    at: &str,
+) -> Result<Task, ApiError> {
+    let list = |name: &str| -> Result<&Vec<Value>, ApiError> {
+        match object.get(name) {
+            Some(Value::Array(items)) => Ok(items),
+            Some(other) => Err(ApiError::invalid(format!(
+                "`{at}.{name}` must be a list, got {}",
+                kind(other)
+            ))),
+            None => Err(ApiError::invalid(format!("`{at}.{name}` is missing"))),
+        }
+    };
+    let (inputs, outputs) = (list("inputs")?, list("outputs")?);
+    if inputs.len() != outputs.len() {
+        return Err(ApiError::invalid(format!(
+            "`{at}` has {} inputs but {} outputs",
+            inputs.len(),
+            outputs.len()
+        )));
+    }
+    if object
+        .get("assert_case")
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().any(|c| c.as_str() != Some("")))
+    {
+        return Err(ApiError::invalid(format!(
+            "`{at}.assert_case` is not supported"
+        )));
+    }
+    let tests = match object.get("fn_name") {
+        None | Some(Value::Null) => CodeTests::Stdio(StdioTests {
+            cases: inputs
+                .iter()
+                .zip(outputs)
+                .map(|(i, o)| StdioCase {
+                    stdin: text_of(i),
+                    stdout: text_of(o),
+                })
+                .collect(),
+            float_tolerance: None,
+        }),
+        Some(Value::String(name)) if is_identifier(name) => {
+            let mut cases = Vec::with_capacity(inputs.len());
+            for (i, (input, output)) in inputs.iter().zip(outputs).enumerate() {
+                cases.push(CallCase {
+                    args: call_args(input, &format!("`{at}.inputs[{i}]`"))?,
+                    expected: expected(output),
+                });
+            }
+            CodeTests::Call(CallTests {
+                entry_point: name.clone(),
+                cases,
+                float_tolerance: None,
+            })
+        }
+        Some(other) => {
+            return Err(ApiError::invalid(format!(
+                "`{at}.fn_name` must be a Python identifier, got {other}"
+            )));
+        }
+    };
+    Ok(code(id, tests))
+}
+
+/// A call's arguments: a list as given, or (verl's convention) one JSON value per line.
+fn call_args(input: &Value, at: &str) -> Result<Vec<Value>, ApiError> {
+    match input {
+        Value::Array(args) => Ok(args.clone()),
+        Value::String(text) => text
+            .split('\n')
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| {
+                serde_json::from_str(line).map_err(|e| {
+                    ApiError::invalid(format!("{at}: line {line:?} is not a JSON value: {e}"))
+                })
+            })
+            .collect(),
+        other => Ok(vec![other.clone()]),
+    }
+}
+
+/// An expected return value: JSON text is decoded, other text is the string itself.
+fn expected(output: &Value) -> Value {
+    match output {
+        Value::String(text) => serde_json::from_str(text.trim()).unwrap_or_else(|_| output.clone()),
+        other => other.clone(),
+    }
+}
+
+/// Stdin or stdout text: strings as they are, a list of strings as lines, other JSON as text.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Array(items) if items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    }
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn math(id: &str, answer: String) -> Task {
+    Task::Math(MathTask {
+        id: id.to_owned(),
+        prompt: String::new(),
+        answer,
+        alternatives: Vec::new(),
+        metadata: None,
+    })
+}
+
+fn code(id: &str, tests: CodeTests) -> Task {
+    Task::Code(CodeTask {
+        id: id.to_owned(),
+        prompt: String::new(),
+        language: Language::Python,
+        mode: CodeMode::Full,
+        tests,
+        reference: None,
+        time_limit_ms: None,
+        memory_mb: None,
+        metadata: None,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn prepare(body: Value) -> Result<PreparedScore, ApiError> {
+        serde_json::from_value::<ScoreRequest>(body)
+            .unwrap()
+            .prepare(64)
+    }
+
+    #[test]
+    fn our_task_schema_passes_through() {
+        let p = prepare(
+            json!({"task": {"id": "m1", "kind": "math", "prompt": "1+1", "answer": "2"},
+                               "completions": ["2"]}),
+        )
+        .unwrap();
+        assert_eq!(p.task.id(), "m1");
+        assert_eq!(p.credit, Credit::Binary);
+        let err = prepare(
+            json!({"task": {"id": "m1", "kind": "math", "prompt": "", "answer": "2", "x": 1},
+                                 "completions": []}),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown field `x`"), "{err}");
+    }
+
+    #[test]
+    fn verl_ground_truth_shapes() {
+        // A math answer, as a string or a number.
+        let p = prepare(json!({"ground_truth": "\\frac{1}{2}", "completions": []})).unwrap();
+        assert!(matches!(&p.task, Task::Math(m) if m.answer == "\\frac{1}{2}"));
+        let p = prepare(json!({"ground_truth": 42, "completions": [], "id": "q7"})).unwrap();
+        assert!(matches!(&p.task, Task::Math(m) if m.answer == "42" && m.id == "q7"));
+        // Stdin/stdout cases, given as an object or as its JSON text.
+        for gt in [
+            json!({"inputs": ["1 2\n"], "outputs": ["3\n"]}),
+            json!("{\"inputs\": [\"1 2\\n\"], \"outputs\": [\"3\\n\"]}"),
+        ] {
+            let p = prepare(json!({"ground_truth": gt, "completions": []})).unwrap();
+            let Task::Code(c) = &p.task else {
+                panic!("not code")
+            };
+            assert_eq!(
+                c.tests,
+                CodeTests::Stdio(StdioTests {
+                    cases: vec![StdioCase {
+                        stdin: "1 2\n".into(),
+                        stdout: "3\n".into()
+                    }],
+                    float_tolerance: None,
+                })
+            );
+            assert_eq!(c.mode, CodeMode::Full);
+        }
+        // fn_name: each input line is one JSON argument (verl's wrapper); outputs are JSON text.
+        let p = prepare(json!({"ground_truth": {"inputs": ["[1, 2]\n3", "[]\n0"], "outputs": ["[1, 2, 3]", "[0]"],
+                                                "fn_name": "add"}, "completions": []}))
+        .unwrap();
+        let Task::Code(c) = &p.task else {
+            panic!("not code")
+        };
+        let CodeTests::Call(t) = &c.tests else {
+            panic!("not call")
+        };
+        assert_eq!(t.entry_point, "add");
+        assert_eq!(t.cases[0].args, vec![json!([1, 2]), json!(3)]);
+        assert_eq!(t.cases[0].expected, json!([1, 2, 3]));
+        assert_eq!(t.cases[1].args, vec![json!([]), json!(0)]);
+        assert_eq!(
+            p.sandbox_runs(4),
+            4,
+            "call cases run in one program per completion"
+        );
+    }
+
+    #[test]
+    fn open_r1_verification_info_defaults_to_partial_credit() {
+        let info = json!({"language": "python", "test_cases": [
+            {"input": "1\n", "output": "1\n", "type": "stdin_stdout"},
+            {"input": "2\n", "output": "4\n", "type": "stdin_stdout"}]});
+        let p = prepare(json!({"verification_info": info, "completions": []})).unwrap();
+        assert_eq!(p.credit, Credit::Partial);
+        assert_eq!(
+            p.sandbox_runs(3),
+            6,
+            "one run per completion and stdio case"
+        );
+        let p = prepare(json!({"verification_info": info, "completions": [], "credit": "binary"}))
+            .unwrap();
+        assert_eq!(p.credit, Credit::Binary);
+    }
+
+    #[test]
+    fn bad_shapes_are_422_with_the_field_named() {
+        let cases = [
+            (json!({"completions": []}), "exactly one of"),
+            (
+                json!({"task": {}, "ground_truth": "1", "completions": []}),
+                "exactly one of",
+            ),
+            (
+                json!({"ground_truth": [1], "completions": []}),
+                "got a list",
+            ),
+            (
+                json!({"ground_truth": {"inputs": ["1"]}, "completions": []}),
+                "`ground_truth.outputs` is missing",
+            ),
+            (
+                json!({"ground_truth": {"inputs": ["1"], "outputs": []}, "completions": []}),
+                "1 inputs but 0 outputs",
+            ),
+            (
+                json!({"ground_truth": {"inputs": ["{"], "outputs": ["1"], "fn_name": "f"}, "completions": []}),
+                "`ground_truth.inputs[0]`: line \"{\" is not a JSON value",
+            ),
+            (
+                json!({"ground_truth": {"inputs": [], "outputs": [], "fn_name": "f(x)"}, "completions": []}),
+                "must be a Python identifier",
+            ),
+            (
+                json!({"verification_info": {"language": "python", "test_cases": [{"input": "1"}]}, "completions": []}),
+                "`verification_info.test_cases[0].output` is missing",
+            ),
+            (
+                json!({"verification_info": {"language": "python", "test_cases": [{"input": "", "output": "", "type": "fn"}]},
+                    "completions": []}),
+                "only \"stdin_stdout\"",
+            ),
+            (
+                json!({"verification_info": {"test_cases": "{"}, "completions": []}),
+                "not JSON",
+            ),
+            (
+                json!({"ground_truth": "1", "completions": [], "format_weight": null, "credit": "binary"}),
+                "",
+            ),
+        ];
+        for (body, needle) in cases {
+            match prepare(body.clone()) {
+                Err(err) => {
+                    assert_eq!(err.status(), axum::http::StatusCode::UNPROCESSABLE_ENTITY);
+                    assert!(err.to_string().contains(needle), "{body}: {err}");
+                }
+                Ok(_) => assert!(needle.is_empty(), "{body} was accepted"),
+            }
+        }
+        let err = prepare(
+            json!({"verification_info": {"language": "cpp", "test_cases": []}, "completions": []}),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ApiError::UnsupportedLanguage { .. }));
+        let err = serde_json::from_value::<ScoreRequest>(
+            json!({"ground_truth": "1", "completions": ["a", "b", "c"]}),
+        )
+        .unwrap()
+        .prepare(2)
+        .unwrap_err();
+        assert!(err.to_string().contains("the limit is 2"), "{err}");
+    }
+
+    #[test]
+    fn text_and_expected_values() {
+        assert_eq!(text_of(&json!("a\n")), "a\n");
+        assert_eq!(text_of(&json!(["1 2", "3"])), "1 2\n3");
+        assert_eq!(text_of(&json!(5)), "5");
+        assert_eq!(expected(&json!("abc")), json!("abc"));
+        assert_eq!(expected(&json!(" 3 ")), json!(3));
+        assert_eq!(expected(&json!("\"x\"")), json!("x"));
+        assert_eq!(expected(&json!([1])), json!([1]));
+        assert!(
+            is_identifier("_a1")
+                && is_identifier("maxSum")
+                && !is_identifier("1a")
+                && !is_identifier("")
+        );
+    }
+}

@@ -1,0 +1,697 @@
+//! The HTTP service driven over loopback: a real server on 127.0.0.1, real sandbox runs, and
+//! requests written byte by byte (so malformed ones can be sent too).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use grpo_rewards::code::Sandbox;
+use grpo_rewards::service::{Service, ServiceConfig};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+
+/// A server on a free loopback port, stopped when dropped.
+struct Server {
+    addr: std::net::SocketAddr,
+    service: Service,
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Server {
+    async fn start(config: ServiceConfig) -> Server {
+        let sandbox = tokio::task::spawn_blocking(Sandbox::shared)
+            .await
+            .unwrap()
+            .unwrap();
+        let service = Service::new(sandbox, config);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let done = tokio::spawn(service.clone().serve(listener, async move {
+            let _ = stopped.await;
+        }));
+        Server {
+            addr,
+            service,
+            stop: Some(stop),
+            done: Some(done),
+        }
+    }
+
+    async fn default() -> Server {
+        Server::start(ServiceConfig::default()).await
+    }
+
+    async fn request(&self, method: &str, path: &str, body: &[u8]) -> Response {
+        request(self.addr, method, path, body).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Response {
+        self.request("POST", path, body.to_string().as_bytes())
+            .await
+    }
+
+    /// Begins graceful shutdown and waits for the server to finish.
+    async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.done.take().unwrap().await.unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: String,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection (`Connection: close`), read to the end.
+async fn request(addr: std::net::SocketAddr, method: &str, path: &str, body: &[u8]) -> Response {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Response {
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("no header end");
+    let headers = String::from_utf8_lossy(&raw[..split]).to_lowercase();
+    let status = headers.split(' ').nth(1).unwrap().parse().unwrap();
+    let mut body = raw[split + 4..].to_vec();
+    if headers.contains("transfer-encoding: chunked") {
+        body = dechunk(&body);
+    }
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = data.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&data[..line_end]).unwrap().trim(), 16)
+                .unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&data[line_end + 2..line_end + 2 + size]);
+        data = &data[line_end + 2 + size + 2..];
+    }
+}
+
+/// The body verl's `call_sandbox_api` sends.
+fn verl_body(code: &str, stdin: Option<&str>, timeout: u64) -> Value {
+    json!({"compile_timeout": timeout, "run_timeout": timeout, "code": code, "stdin": stdin,
+           "memory_limit_MB": 1024, "language": "python", "files": {}, "fetch_files": []})
+}
+
+mod sandbox_fusion {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ping_and_health() {
+        let server = Server::default().await;
+        let r = server.request("GET", "/v1/ping", b"").await;
+        assert_eq!((r.status, r.json()), (200, json!("pong")));
+        assert_eq!(server.request("GET", "/healthz", b"").await.status, 200);
+        assert_eq!(server.request("GET", "/readyz", b"").await.status, 200);
+        server.service.begin_shutdown();
+        let r = server.request("GET", "/readyz", b"").await;
+        assert_eq!(
+            (r.status, r.json()["code"].clone()),
+            (503, json!("shutting_down"))
+        );
+        assert_eq!(server.request("GET", "/healthz", b"").await.status, 200);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn run_code_outcomes() {
+        let server = Server::default().await;
+        // (program, stdin, timeout, top status, run status, return code, stdout)
+        let table: &[(&str, Option<&str>, u64, &str, &str, Value, &str)] = &[
+            (
+                "print(6 * 7)",
+                None,
+                10,
+                "Success",
+                "Finished",
+                json!(0),
+                "42\n",
+            ),
+            (
+                "print(input()[::-1])",
+                Some("abc\n"),
+                10,
+                "Success",
+                "Finished",
+                json!(0),
+                "cba\n",
+            ),
+            (
+                "raise ValueError('no')",
+                None,
+                10,
+                "Failed",
+                "Finished",
+                json!(1),
+                "",
+            ),
+            (
+                "import sys; sys.exit(3)",
+                None,
+                10,
+                "Failed",
+                "Finished",
+                json!(3),
+                "",
+            ),
+            (
+                "while True: pass",
+                None,
+                1,
+                "Failed",
+                "TimeLimitExceeded",
+                Value::Null,
+                "",
+            ),
+            (
+                "print('x' * 10, end='')\nimport os; os._exit(0)",
+                None,
+                10,
+                "Success",
+                "Finished",
+                json!(0),
+                "xxxxxxxxxx",
+            ),
+        ];
+        for (code, stdin, timeout, top, run, rc, stdout) in table {
+            let r = server
+                .post("/run_code", verl_body(code, *stdin, *timeout))
+                .await;
+            assert_eq!(r.status, 200, "{code}: {}", r.text());
+            let v = r.json();
+            assert_eq!(v["status"], *top, "{code}: {v}");
+            assert!(v["compile_result"].is_null());
+            assert_eq!(v["run_result"]["status"], *run, "{code}: {v}");
+            assert_eq!(v["run_result"]["return_code"], *rc, "{code}: {v}");
+            assert_eq!(v["run_result"]["stdout"], *stdout, "{code}: {v}");
+            assert!(v["run_result"]["stderr"].is_string());
+            assert!(v["run_result"]["execution_time"].as_f64().unwrap() >= 0.0);
+        }
+        // The traceback of a failing program is in stderr.
+        let v = server
+            .post("/run_code", verl_body("raise ValueError('no')", None, 10))
+            .await
+            .json();
+        assert!(
+            v["run_result"]["stderr"]
+                .as_str()
+                .unwrap()
+                .contains("ValueError: no"),
+            "{v}"
+        );
+        // Only `code` is required; a missing language means Python.
+        let v = server
+            .post("/run_code", json!({"code": "print(1)"}))
+            .await
+            .json();
+        assert_eq!(v["run_result"]["stdout"], "1\n");
+    }
+
+    /// verl's fn_name wrapper star-imports these stdlib modules and runs as `__main__`; the
+    /// sandbox must allow all of it. (The same shape as verl's wrapper, written here.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn star_imports_and_main_guard_work() {
+        let modules = "string re datetime collections heapq bisect copy math random statistics \
+                       itertools functools operator io sys json builtins typing";
+        let mut program = String::from("import traceback\n");
+        for m in modules.split_whitespace() {
+            program.push_str(&format!("from {m} import *\n"));
+        }
+        for m in modules.split_whitespace() {
+            program.push_str(&format!("import {m}\n"));
+        }
+        program.push_str(
+            "class Solution:\n    def twoSum(self, nums, target):\n        seen = {}\n        for i, n in enumerate(nums):\n            if target - n in seen: return [seen[target - n], i]\n            seen[n] = i\n\
+             def main():\n    args = [json.loads(line) for line in sys.stdin.read().split('\\n')]\n    print(json.dumps(getattr(Solution(), 'twoSum')(*args)))\n\
+             if __name__ == '__main__':\n    main()\n",
+        );
+        let v = server_post_once(verl_body(&program, Some("[2, 7, 11, 15]\n9"), 10)).await;
+        assert_eq!(v["status"], "Success", "{v}");
+        assert_eq!(v["run_result"]["stdout"], "[0, 1]\n", "{v}");
+    }
+
+    async fn server_post_once(body: Value) -> Value {
+        let server = Server::default().await;
+        server.post("/run_code", body).await.json()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unsupported_routes_and_languages() {
+        let server = Server::default().await;
+        for route in ["/run_jupyter", "/submit", "/get_prompts", "/list_datasets"] {
+            let r = server.post(route, json!({})).await;
+            assert_eq!(r.status, 501, "{route}");
+            assert!(
+                r.json()["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("not implemented")
+            );
+        }
+        assert_eq!(server.request("GET", "/nope", b"").await.status, 404);
+        assert_eq!(server.request("GET", "/run_code", b"").await.status, 405);
+        for language in ["cpp", "nodejs", "rust", "brainfuck"] {
+            let r = server
+                .post("/run_code", json!({"code": "x", "language": language}))
+                .await;
+            assert_eq!(r.status, 422, "{language}");
+            assert_eq!(r.json()["code"], "unsupported_language");
+        }
+    }
+}
+
+mod score {
+    use super::*;
+
+    async fn score(server: &Server, body: Value) -> Vec<Value> {
+        let r = server.post("/v1/score", body).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.json()["results"].as_array().unwrap().clone()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn math_group_in_order() {
+        let server = Server::default().await;
+        let task = json!({"id": "m1", "kind": "math", "prompt": "Half of one?", "answer": "1/2"});
+        let completions = [
+            "\\boxed{0.5}",
+            "\\boxed{1/3}",
+            "",
+            "<answer>\\frac{1}{2}</answer>",
+        ];
+        let results = score(&server, json!({"task": task, "completions": completions})).await;
+        let correct: Vec<bool> = results
+            .iter()
+            .map(|r| r["correct"].as_bool().unwrap())
+            .collect();
+        assert_eq!(correct, [true, false, false, true]);
+        let rewards: Vec<f64> = results
+            .iter()
+            .map(|r| r["reward"].as_f64().unwrap())
+            .collect();
+        assert_eq!(rewards, [1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(results[1]["verdict"]["kind"], "wrong_answer");
+        assert_eq!(results[2]["verdict"]["kind"], "no_answer");
+        assert!(
+            results
+                .iter()
+                .all(|r| r["task_id"] == "m1" && r["verdict"]["reason"].is_string())
+        );
+        // verl's math ground truth, with the format reward at weight 0.5:
+        // 1·1 + 0.5·1 = 1.5 for the formatted correct answer; 1·1 + 0.5·0 = 1 for the bare one.
+        let results = score(
+            &server,
+            json!({"ground_truth": "12", "format_weight": 0.5,
+                   "completions": ["<think>3*4</think><answer>12</answer>", "\\boxed{12}"]}),
+        )
+        .await;
+        assert_eq!(results[0]["reward"], 1.5);
+        assert_eq!(
+            results[0]["rewards"],
+            json!({"accuracy": 1.0, "format": 1.0})
+        );
+        assert_eq!(results[1]["reward"], 1.0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn verl_ground_truth_code() {
+        let server = Server::default().await;
+        let gt = json!({"inputs": ["1 2\n", "10 -3\n"], "outputs": ["3\n", "7\n"]});
+        let completions = [
+            "```python\na, b = map(int, input().split())\nprint(a + b)\n```",
+            "```python\nprint(3)\n```",
+            "```python\nwhile True: pass\n```",
+        ];
+        let results = score(
+            &server,
+            json!({"ground_truth": gt, "completions": completions}),
+        )
+        .await;
+        let kinds: Vec<&str> = results
+            .iter()
+            .map(|r| r["verdict"]["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["correct", "tests_failed", "timeout"]);
+        assert_eq!(results[0]["reward"], 1.0);
+        assert_eq!(results[1]["reward"], 0.0);
+        assert_eq!(results[1]["verdict"]["tests"].as_array().unwrap().len(), 2);
+        // fn_name: one JSON argument per input line; a LeetCode-style class also counts.
+        let gt = json!({"inputs": ["[1, 2, 3]\n2", "[]\n5"], "outputs": ["[2, 4, 6]", "[]"], "fn_name": "scale"});
+        let completions = [
+            "def scale(xs, k):\n    return [x * k for x in xs]",
+            "def scale(xs, k):\n    return xs",
+        ];
+        let results = score(
+            &server,
+            json!({"ground_truth": gt, "completions": completions}),
+        )
+        .await;
+        assert_eq!(
+            (results[0]["correct"].clone(), results[1]["correct"].clone()),
+            (json!(true), json!(false))
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn open_r1_verification_info_gives_partial_credit() {
+        let server = Server::default().await;
+        let info = json!({"language": "python", "test_cases": [
+            {"input": "2\n", "output": "4\n", "type": "stdin_stdout"},
+            {"input": "3\n", "output": "9\n", "type": "stdin_stdout"},
+            {"input": "0\n", "output": "0\n", "type": "stdin_stdout"},
+            {"input": "5\n", "output": "25\n", "type": "stdin_stdout"}]});
+        // x + x equals x * x for 2 and 0 only: 2 of 4 cases.
+        let completions = [
+            "n = int(input())\nprint(n * n)",
+            "n = int(input())\nprint(n + n)",
+        ];
+        let results = score(
+            &server,
+            json!({"verification_info": info, "completions": completions}),
+        )
+        .await;
+        assert_eq!(results[0]["reward"], 1.0);
+        assert_eq!(results[1]["reward"], 0.5);
+        assert_eq!(results[1]["correct"], false);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn empty_group_and_metrics() {
+        let server = Server::default().await;
+        assert!(
+            score(&server, json!({"ground_truth": "1", "completions": []}))
+                .await
+                .is_empty()
+        );
+        score(
+            &server,
+            json!({"ground_truth": "1", "completions": ["\\boxed{1}", "\\boxed{2}"]}),
+        )
+        .await;
+        let r = server.request("GET", "/metrics", b"").await;
+        assert_eq!(r.status, 200);
+        assert!(
+            r.headers
+                .contains("content-type: text/plain; version=0.0.4"),
+            "{}",
+            r.headers
+        );
+        let text = r.text();
+        assert!(
+            text.contains("grpo_http_requests_total{route=\"/v1/score\",status=\"200\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("grpo_verdicts_total{kind=\"correct\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("grpo_verdicts_total{kind=\"wrong_answer\"} 1\n"),
+            "{text}"
+        );
+        assert!(text.contains("grpo_completions_scored_total 2\n"), "{text}");
+        assert!(text.contains("grpo_queue_depth 0\n"), "{text}");
+    }
+}
+
+mod bad_input {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn clear_4xx_and_the_server_keeps_serving() {
+        let config = ServiceConfig {
+            max_body_bytes: 64 * 1024,
+            ..ServiceConfig::default()
+        };
+        let server = Server::start(config).await;
+        let huge = format!("{{\"code\": \"{}\"}}", "x".repeat(100 * 1024));
+        let cases: &[(&str, &[u8], u16, &str)] = &[
+            ("/run_code", b"{", 400, "malformed_json"),
+            ("/run_code", b"", 400, "malformed_json"),
+            ("/run_code", b"print(1)", 400, "malformed_json"),
+            (
+                "/run_code",
+                b"{\"code\": \"print('\xff')\"}",
+                400,
+                "malformed_json",
+            ),
+            (
+                "/run_code",
+                br#"{"code": "print('\udc80')"}"#,
+                400,
+                "malformed_json",
+            ),
+            ("/run_code", br#"{"code": 5}"#, 422, "invalid_request"),
+            (
+                "/run_code",
+                br#"{"code": "1", "run_timeout": "ten"}"#,
+                422,
+                "invalid_request",
+            ),
+            ("/run_code", br#"{"stdin": ""}"#, 422, "invalid_request"),
+            ("/run_code", huge.as_bytes(), 413, "body_too_large"),
+            (
+                "/v1/score",
+                br#"{"completions": "abc", "ground_truth": "1"}"#,
+                422,
+                "invalid_request",
+            ),
+            (
+                "/v1/score",
+                br#"{"completions": [1], "ground_truth": "1"}"#,
+                422,
+                "invalid_request",
+            ),
+            (
+                "/v1/score",
+                br#"{"completions": [], "task": {"kind": "poetry"}}"#,
+                422,
+                "invalid_request",
+            ),
+            (
+                "/v1/score",
+                br#"{"completions": [], "ground_truth": "1", "extra": 1}"#,
+                422,
+                "invalid_request",
+            ),
+            (
+                "/v1/score",
+                b"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+                400,
+                "malformed_json",
+            ),
+        ];
+        for (path, body, status, code) in cases {
+            let r = server.request("POST", path, body).await;
+            let shown = String::from_utf8_lossy(&body[..body.len().min(60)]);
+            assert_eq!(r.status, *status, "{path} {shown}: {}", r.text());
+            let v = r.json();
+            assert_eq!(v["code"], *code, "{path} {shown}: {v}");
+            assert!(!v["detail"].as_str().unwrap().is_empty());
+        }
+        // Deeply nested JSON hits the parser's recursion limit, not the stack.
+        let deep = "[".repeat(100_000);
+        assert_eq!(
+            server
+                .request("POST", "/v1/score", deep.as_bytes())
+                .await
+                .status,
+            413
+        );
+        let deep = "[".repeat(10_000);
+        assert_eq!(
+            server
+                .request("POST", "/v1/score", deep.as_bytes())
+                .await
+                .status,
+            400
+        );
+        let r = server.request("GET", "/v1/ping", b"").await;
+        assert_eq!(r.status, 200);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn clients_that_disconnect_are_dropped_cleanly() {
+        let server = Server::default().await;
+        // Headers promise 1000 bytes; 10 arrive, then the client goes away.
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        stream
+            .write_all(
+                b"POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"code\": ",
+            )
+            .await
+            .unwrap();
+        drop(stream);
+        // A client that sends a slow program and leaves before the answer.
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        let body = verl_body("import time\ntime.sleep(0.5)\nprint(1)", None, 5).to_string();
+        let head = format!(
+            "POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body.as_bytes()).await.unwrap();
+        drop(stream);
+        // Garbage that is not HTTP at all.
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        stream
+            .write_all(b"\x00\x01\x02 hello\r\n\r\n")
+            .await
+            .unwrap();
+        let mut sink = Vec::new();
+        let _ = stream.read_to_end(&mut sink).await;
+        // The server still answers.
+        let v = server
+            .post("/run_code", verl_body("print(2)", None, 10))
+            .await
+            .json();
+        assert_eq!(v["run_result"]["stdout"], "2\n");
+    }
+}
+
+mod operations {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn overload_answers_504_instead_of_hanging() {
+        let config = ServiceConfig {
+            max_inflight: 1,
+            max_queue: 1,
+            queue_wait: Duration::from_millis(50),
+            ..ServiceConfig::default()
+        };
+        let server = Arc::new(Server::start(config).await);
+        // One slow program holds the only slot.
+        let slow = {
+            let server = server.clone();
+            tokio::spawn(async move {
+                server
+                    .post(
+                        "/run_code",
+                        verl_body("import time\ntime.sleep(1.5)\nprint('done')", None, 5),
+                    )
+                    .await
+            })
+        };
+        // Wait until it is admitted.
+        for _ in 0..200 {
+            if server
+                .service
+                .metrics()
+                .render()
+                .contains("grpo_http_inflight_requests 1\n")
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // A score request waits its 50 ms in the queue, then gets 504.
+        let r = server
+            .post(
+                "/v1/score",
+                json!({"ground_truth": "1", "completions": ["1"]}),
+            )
+            .await;
+        assert_eq!(r.status, 504, "{}", r.text());
+        assert_eq!(r.json()["code"], "overloaded");
+        // The slow request was not disturbed.
+        let slow = slow.await.unwrap();
+        assert_eq!(slow.json()["run_result"]["stdout"], "done\n");
+        // With the slot free again, requests are served.
+        let r = server
+            .post(
+                "/v1/score",
+                json!({"ground_truth": "1", "completions": ["1"]}),
+            )
+            .await;
+        assert_eq!(r.status, 200);
+        let metrics = server.service.metrics().render();
+        assert!(
+            metrics.contains("grpo_queue_rejections_total{reason=\"queue_timeout\"} 1\n"),
+            "{metrics}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn graceful_shutdown_finishes_in_flight_work() {
+        let server = Server::default().await;
+        let addr = server.addr;
+        let slow = tokio::spawn(async move {
+            request(
+                addr,
+                "POST",
+                "/run_code",
+                verl_body("import time\ntime.sleep(1)\nprint('finished')", None, 5)
+                    .to_string()
+                    .as_bytes(),
+            )
+            .await
+        });
+        for _ in 0..200 {
+            if server
+                .service
+                .metrics()
+                .render()
+                .contains("grpo_http_inflight_requests 1\n")
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        server.shutdown().await.unwrap();
+        // The request in flight when shutdown began got its full answer.
+        let r = slow.await.unwrap();
+        assert_eq!(r.status, 200);
+        assert_eq!(r.json()["run_result"]["stdout"], "finished\n");
+        // And the listener is closed.
+        assert!(TcpStream::connect(addr).await.is_err());
+    }
+}
