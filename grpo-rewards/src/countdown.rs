@@ -125,13 +125,16 @@ pub fn extract_expression(completion: &str, target: i64) -> Option<String> {
         Some(inner) => inner,
         None => completion.lines().rev().find(|l| !l.trim().is_empty())?,
     };
-    let mut text = raw
-        .trim()
-        .trim_matches('$')
-        .trim()
-        .trim_end_matches('.')
-        .trim()
-        .to_owned();
+    // Peel `$…$` and a final period in any order: `$8 / 2$.` and `$8 / 2.$` both give `8 / 2`.
+    let mut peeled = raw.trim();
+    loop {
+        let next = peeled.trim_end_matches('.').trim_matches('$').trim();
+        if next == peeled {
+            break;
+        }
+        peeled = next;
+    }
+    let mut text = peeled.to_owned();
     if let Some((left, right)) = text.split_once('=')
         && !right.contains('=')
     {
@@ -190,6 +193,7 @@ impl Reward for CountdownReward {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
