@@ -1,24 +1,146 @@
 //! `grpo serve`: Serve the verifiers over HTTP (SandboxFusion-compatible subset and a batch API).
+//!
+//! Prints one JSON line `{"listening": "<addr>"}` on stdout once it accepts connections (so
+//! `--addr 127.0.0.1:0` can be used by scripts), logs to stderr, and on Ctrl-C or SIGTERM stops
+//! accepting, answers `/readyz` 503, finishes in-flight requests and exits 0.
 
+use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use grpo_rewards::code::{Limits, Sandbox, SandboxOptions};
+use grpo_rewards::service::{Service, ServiceConfig};
 
 /// Serve the verifiers over HTTP (SandboxFusion-compatible subset and a batch API).
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Address to listen on.
+    /// Address to listen on (port 0 picks a free port; the chosen address is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: String,
-    /// Sandbox worker count.
+    /// Sandbox worker count: programs run at once (default: the number of cores).
     #[arg(long)]
     pub workers: Option<usize>,
-    /// Requests admitted at once before queueing.
+    /// Requests admitted at once before queueing (default 64).
     #[arg(long)]
     pub max_inflight: Option<usize>,
+    /// Requests that may wait for admission; more are answered 504 at once.
+    #[arg(long, default_value_t = 1024)]
+    pub max_queue: usize,
+    /// Shortest wait, in milliseconds, before a queued request is answered 504
+    /// (a `/run_code` request waits at least its own `run_timeout`).
+    #[arg(long, default_value_t = 10_000)]
+    pub queue_wait_ms: u64,
+    /// Largest request body in bytes (larger bodies get 413).
+    #[arg(long, default_value_t = 16 << 20)]
+    pub max_body_bytes: usize,
+    /// Most completions in one `/v1/score` request.
+    #[arg(long, default_value_t = 1024)]
+    pub max_completions: usize,
+    /// Default CPU time limit of one program, in milliseconds (`/v1/score` code tasks).
+    #[arg(long, default_value_t = 5_000)]
+    pub time_limit_ms: u64,
+    /// Default memory cap of one program, in MiB.
+    #[arg(long, default_value_t = 256)]
+    pub memory_mb: u64,
 }
 
 impl Args {
     /// Runs the command.
     pub fn execute(self) -> anyhow::Result<ExitCode> {
-        anyhow::bail!("`grpo serve` is not built yet")
+        let workers = self
+            .workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
+        let limits = Limits {
+            time_limit_ms: self.time_limit_ms,
+            memory_mb: self.memory_mb,
+            ..Limits::default()
+        };
+        limits
+            .validate()
+            .context("invalid --time-limit-ms or --memory-mb")?;
+        let defaults = ServiceConfig::default();
+        let config = ServiceConfig {
+            max_inflight: self.max_inflight.unwrap_or(defaults.max_inflight).max(1),
+            max_queue: self.max_queue,
+            queue_wait: Duration::from_millis(self.queue_wait_ms),
+            max_body_bytes: self.max_body_bytes,
+            max_completions: self.max_completions,
+            limits,
+            ..defaults
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("grpo-serve")
+            .build()
+            .context("starting the async runtime")?;
+        runtime.block_on(serve(self.addr, workers, config))?;
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+async fn serve(addr: String, workers: usize, config: ServiceConfig) -> anyhow::Result<()> {
+    let options = SandboxOptions {
+        concurrency: workers,
+        ..SandboxOptions::default()
+    };
+    let sandbox = tokio::task::spawn_blocking(move || Sandbox::new(&options))
+        .await
+        .context("building the sandbox")?
+        .context("building the sandbox")?;
+    // One run up front compiles the test harness, so the first request is not slower.
+    let warm = sandbox
+        .run("pass", b"", &Limits::default())
+        .await
+        .context("warming up the sandbox")?;
+    tracing::debug!(status = ?warm.status, ms = warm.duration_ms, "sandbox warm");
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "{}",
+        serde_json::json!({ "listening": local.to_string() })
+    )
+    .context("writing to stdout")?;
+    stdout.flush().context("writing to stdout")?;
+    drop(stdout);
+    tracing::info!(%local, workers, max_inflight = config.max_inflight, "serving");
+    Service::new(sandbox, config)
+        .serve(listener, shutdown_signal())
+        .await
+        .context("serving")?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
     }
 }
