@@ -305,3 +305,21 @@ fn unknown_specs_say_what_exists() {
         .to_string();
     assert!(err.contains("no pack.toml"), "{err}");
 }
+
+/// The README's "Author your own pack" example is a valid pack.
+#[test]
+fn readme_example_pack_loads() {
+    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let section = &readme[readme.find("## Author your own pack").unwrap()..];
+    let block = |lang: &str| {
+        let start = section.find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
+        let end = start + section[start..].find("```").unwrap();
+        section[start..end].to_owned()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("pack.toml"), block("toml")).unwrap();
+    fs::write(dir.path().join("train.jsonl"), block("jsonl")).unwrap();
+    let pack = Pack::load(dir.path().to_str().unwrap()).unwrap();
+    assert_eq!(pack.manifest.name, "my-pack");
+    assert_eq!(pack.train().len(), 3);
+}
