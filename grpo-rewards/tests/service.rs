@@ -362,6 +362,19 @@ mod score {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn countdown_group() {
+        let server = Server::default().await;
+        let task = json!({"id": "c1", "kind": "countdown", "prompt": "Reach 24 with 4 6 1 1.",
+                          "numbers": [4, 6, 1, 1], "target": 24});
+        // (4·6)·1·1 = 24 uses every number once; 4·6 = 24 leaves two unused.
+        let completions = ["<answer>4*6*1*1</answer>", "<answer>4*6</answer>"];
+        let results = score(&server, json!({"task": task, "completions": completions})).await;
+        assert_eq!(results[0]["correct"], true, "{}", results[0]);
+        assert_eq!(results[1]["correct"], false, "{}", results[1]);
+        assert_eq!(results[0]["task_id"], "c1");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn verl_ground_truth_code() {
         let server = Server::default().await;
         let gt = json!({"inputs": ["1 2\n", "10 -3\n"], "outputs": ["3\n", "7\n"]});

@@ -51,6 +51,7 @@ use grpo_tasks::TaskKind;
 
 use crate::code::{CodeReward, Limits, Sandbox};
 use crate::compose::{AccuracyReward, RewardSet};
+use crate::countdown::CountdownReward;
 use crate::format::FormatReward;
 pub use admission::Admission;
 pub use error::{ApiError, JsonBody};
@@ -314,8 +315,10 @@ async fn score_handler(
     let code = CodeReward::new(state.sandbox.clone())
         .with_limits(state.config.limits.clone())
         .with_credit(prepared.credit);
-    let accuracy = AccuracyReward::new().with_kind(TaskKind::Code, Box::new(code));
-    let mut set = RewardSet::new().with_accuracy(Box::new(with_countdown(accuracy)), 1.0);
+    let accuracy = AccuracyReward::new()
+        .with_kind(TaskKind::Code, Box::new(code))
+        .with_kind(TaskKind::Countdown, Box::new(CountdownReward::new()));
+    let mut set = RewardSet::new().with_accuracy(Box::new(accuracy), 1.0);
     if let Some(weight) = prepared.format_weight {
         set = set.with(Box::new(FormatReward::default()), weight);
     }
@@ -327,9 +330,4 @@ async fn score_handler(
         state.metrics.record_verdict(result.verdict.kind);
     }
     Ok(axum::Json(ScoreResponse { results }))
-}
-
-/// Routes countdown tasks to the countdown reward.
-fn with_countdown(accuracy: AccuracyReward) -> AccuracyReward {
-    accuracy
 }
