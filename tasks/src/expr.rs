@@ -586,4 +586,46 @@ mod tests {
             assert_eq!(e, again, "{text} → {e}");
         }
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn arb_expr() -> impl Strategy<Value = Expr> {
+            let leaf = (0i64..50).prop_map(|n| Expr::Num(BigInt::from(n)));
+            leaf.prop_recursive(5, 32, 2, |inner| {
+                prop_oneof![
+                    inner.clone().prop_map(|e| Expr::Neg(Box::new(e))),
+                    (
+                        prop_oneof![Just(Op::Add), Just(Op::Sub), Just(Op::Mul), Just(Op::Div)],
+                        inner.clone(),
+                        inner
+                    )
+                        .prop_map(|(op, a, b)| Expr::Bin(
+                            op,
+                            Box::new(a),
+                            Box::new(b)
+                        )),
+                ]
+            })
+        }
+
+        proptest! {
+            /// Both renderings parse back to an expression with the same value and literals.
+            #[test]
+            fn renderings_keep_value_and_literals(e in arb_expr()) {
+                for text in [e.to_string(), e.to_minimal_string()] {
+                    let back = Expr::parse(&text).unwrap();
+                    prop_assert_eq!(back.eval(), e.eval(), "{}", text);
+                    prop_assert_eq!(back.literals(), e.literals(), "{}", text);
+                }
+            }
+
+            /// The parser never panics.
+            #[test]
+            fn parse_never_panics(text in "[0-9+*/() ×÷.-]{0,40}") {
+                let _ = Expr::parse(&text).map(|e| e.eval());
+            }
+        }
+    }
 }

@@ -323,3 +323,27 @@ fn readme_example_pack_loads() {
     assert_eq!(pack.manifest.name, "my-pack");
     assert_eq!(pack.train().len(), 3);
 }
+
+mod props {
+    use grpo_tasks::Pack;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text loads or fails with problems that name the file; it never panics, and a
+        /// problem's line is within the text.
+        #[test]
+        fn any_text_loads_or_reports(text in "(\\{\"id\":\"[a-c]\",\"kind\":\"(math|code|countdown|x)\"(,\"[a-z_]{1,8}\":(1|\"s\"|\\[\\]|\\{\\}|true))*\\}\n?){0,4}") {
+            match Pack::from_jsonl_str("f.jsonl", &text) {
+                Ok(pack) => prop_assert!(pack.len() <= 4),
+                Err(e) => {
+                    prop_assert!(!e.problems().is_empty());
+                    let lines = text.lines().count();
+                    for p in e.problems() {
+                        prop_assert_eq!(&p.file, "f.jsonl");
+                        prop_assert!(p.line.is_some_and(|l| l >= 1 && l <= lines), "{}", p);
+                    }
+                }
+            }
+        }
+    }
+}
