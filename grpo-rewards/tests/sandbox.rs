@@ -12,16 +12,25 @@ use grpo_tasks::{CodeTask, Task};
 
 fn sandbox() -> Sandbox {
     static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX.get_or_init(|| Sandbox::new(&SandboxOptions::default()).unwrap()).clone()
+    SANDBOX
+        .get_or_init(|| Sandbox::new(&SandboxOptions::default()).unwrap())
+        .clone()
 }
 
 fn rt() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap())
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    })
 }
 
 fn run_with(program: &str, stdin: &str, limits: &Limits) -> RunResult {
-    rt().block_on(sandbox().run(program, stdin.as_bytes(), limits)).unwrap()
+    rt().block_on(sandbox().run(program, stdin.as_bytes(), limits))
+        .unwrap()
 }
 
 fn run(program: &str) -> RunResult {
@@ -30,7 +39,12 @@ fn run(program: &str) -> RunResult {
 
 /// Short limits so hostile programs end fast.
 fn quick() -> Limits {
-    Limits { time_limit_ms: 1_000, memory_mb: 128, output_bytes: 64 * 1024, ..Limits::default() }
+    Limits {
+        time_limit_ms: 1_000,
+        memory_mb: 128,
+        output_bytes: 64 * 1024,
+        ..Limits::default()
+    }
 }
 
 fn code_task(json: &str) -> Task {
@@ -49,7 +63,11 @@ mod basics {
     #[test]
     fn prints_and_exits_zero() {
         let r = run("print(6 * 7)");
-        assert_eq!((r.status, r.exit_code, r.stdout.as_str()), (RunStatus::Ok, Some(0), "42\n"), "{r:?}");
+        assert_eq!(
+            (r.status, r.exit_code, r.stdout.as_str()),
+            (RunStatus::Ok, Some(0), "42\n"),
+            "{r:?}"
+        );
         assert_eq!(r.stderr, "");
         assert!(!r.truncated);
     }
@@ -62,7 +80,11 @@ mod basics {
 
     #[test]
     fn stdin_is_the_programs_own() {
-        let r = run_with("import sys\ndata = sys.stdin.read().split()\nprint(sum(map(int, data)))", "1 2\n3\n", &quick());
+        let r = run_with(
+            "import sys\ndata = sys.stdin.read().split()\nprint(sum(map(int, data)))",
+            "1 2\n3\n",
+            &quick(),
+        );
         assert_eq!(r.stdout, "6\n", "{r:?}");
         let r = run_with("print(input()[::-1])", "abc\n", &quick());
         assert_eq!(r.stdout, "cba\n", "{r:?}");
@@ -71,7 +93,11 @@ mod basics {
     #[test]
     fn uncaught_exception_is_error_with_traceback() {
         let r = run("def f():\n    raise ValueError('boom')\nf()");
-        assert_eq!((r.status, r.exit_code), (RunStatus::Error, Some(1)), "{r:?}");
+        assert_eq!(
+            (r.status, r.exit_code),
+            (RunStatus::Error, Some(1)),
+            "{r:?}"
+        );
         assert!(r.stderr.contains("ValueError: boom"), "{}", r.stderr);
     }
 
@@ -89,7 +115,11 @@ mod basics {
             ("import os; os._exit(0)", RunStatus::Ok, 0),
         ] {
             let r = run(program);
-            assert_eq!((r.status, r.exit_code), (status, Some(code)), "{program}: {r:?}");
+            assert_eq!(
+                (r.status, r.exit_code),
+                (status, Some(code)),
+                "{program}: {r:?}"
+            );
         }
     }
 
@@ -143,7 +173,10 @@ mod hostile {
 
     #[test]
     fn infinite_loop_times_out() {
-        let limits = Limits { time_limit_ms: 300, ..quick() };
+        let limits = Limits {
+            time_limit_ms: 300,
+            ..quick()
+        };
         let (r, secs) = timed("while True:\n    pass", &limits);
         assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
         assert!(secs < 2.0, "took {secs}s");
@@ -151,7 +184,11 @@ mod hostile {
 
     #[test]
     fn sleep_is_stopped_by_the_wall_clock() {
-        let limits = Limits { time_limit_ms: 300, wall_limit_ms: Some(500), ..quick() };
+        let limits = Limits {
+            time_limit_ms: 300,
+            wall_limit_ms: Some(500),
+            ..quick()
+        };
         let (r, secs) = timed("import time\ntime.sleep(30)\nprint('woke')", &limits);
         assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
         assert!(!r.stdout.contains("woke"));
@@ -168,8 +205,15 @@ mod hostile {
 
     #[test]
     fn memory_error_caught_by_the_program_is_not_fatal() {
-        let (r, _) = timed("try:\n    x = bytearray(1 << 30)\nexcept MemoryError:\n    print('caught')", &quick());
-        assert_eq!((r.status, r.stdout.as_str()), (RunStatus::Ok, "caught\n"), "{r:?}");
+        let (r, _) = timed(
+            "try:\n    x = bytearray(1 << 30)\nexcept MemoryError:\n    print('caught')",
+            &quick(),
+        );
+        assert_eq!(
+            (r.status, r.stdout.as_str()),
+            (RunStatus::Ok, "caught\n"),
+            "{r:?}"
+        );
     }
 
     #[test]
@@ -182,7 +226,10 @@ mod hostile {
             &quick(),
         );
         // Python 3.14 keeps frames on the heap: unbounded recursion runs into the memory cap.
-        assert!(matches!(r.status, RunStatus::Error | RunStatus::MemoryLimit), "{r:?}");
+        assert!(
+            matches!(r.status, RunStatus::Error | RunStatus::MemoryLimit),
+            "{r:?}"
+        );
         // The host is fine afterwards.
         assert_eq!(run("print(1)").stdout, "1\n");
     }
@@ -194,21 +241,35 @@ mod hostile {
         assert!(r.truncated);
         assert_eq!(r.stdout.len(), 64 * 1024);
         assert!(secs < 2.0, "took {secs}s");
-        let (r, _) = timed("import sys\nwhile True:\n    sys.stderr.write('e' * 1000)", &quick());
+        let (r, _) = timed(
+            "import sys\nwhile True:\n    sys.stderr.write('e' * 1000)",
+            &quick(),
+        );
         assert_eq!(r.status, RunStatus::OutputLimit, "{r:?}");
     }
 
     #[test]
     fn file_quota_stops_big_writes() {
-        let limits = Limits { file_quota_bytes: 1 << 20, ..quick() };
-        let (r, _) = timed("with open('/tmp/big', 'wb') as f:\n    while True:\n        f.write(b'x' * 65536)", &limits);
+        let limits = Limits {
+            file_quota_bytes: 1 << 20,
+            ..quick()
+        };
+        let (r, _) = timed(
+            "with open('/tmp/big', 'wb') as f:\n    while True:\n        f.write(b'x' * 65536)",
+            &limits,
+        );
         assert_eq!(r.status, RunStatus::OutputLimit, "{r:?}");
         assert!(r.stderr.contains("file quota"), "{}", r.stderr);
     }
 
     #[test]
     fn host_files_are_unreachable() {
-        for path in ["/etc/passwd", "/proc/self/environ", "../../etc/passwd", "/tmp/../etc/passwd"] {
+        for path in [
+            "/etc/passwd",
+            "/proc/self/environ",
+            "../../etc/passwd",
+            "/tmp/../etc/passwd",
+        ] {
             let r = run(&format!("print(open({path:?}).read()[:20])"));
             assert_eq!(r.status, RunStatus::Error, "{path}: {r:?}");
             assert!(!r.stdout.contains("root"), "{path}: {r:?}");
@@ -217,8 +278,13 @@ mod hostile {
 
     #[test]
     fn listing_the_root_shows_nothing_of_the_host() {
-        let r = run("import os\ntry:\n    print(sorted(os.listdir('/')))\nexcept OSError as e:\n    print('denied', e)");
-        assert!(!r.stdout.contains("etc") && !r.stdout.contains("home") && !r.stdout.contains("usr"), "{r:?}");
+        let r = run(
+            "import os\ntry:\n    print(sorted(os.listdir('/')))\nexcept OSError as e:\n    print('denied', e)",
+        );
+        assert!(
+            !r.stdout.contains("etc") && !r.stdout.contains("home") && !r.stdout.contains("usr"),
+            "{r:?}"
+        );
     }
 
     #[test]
@@ -350,11 +416,13 @@ mod harnesses {
                 {"args":[[1]],"expected":[1.0000001]}
             ],"float_tolerance":1e-6}}"#,
         );
-        let reward = CodeReward::new(sandbox()).with_limits(quick()).with_credit(Credit::Partial);
+        let reward = CodeReward::new(sandbox())
+            .with_limits(quick())
+            .with_credit(Credit::Partial);
         let solutions = [
-            "def f(xs):\n    return sorted(xs)\n",       // all: list == list; 2.0 == 2; 1 ~ 1.0000001
+            "def f(xs):\n    return sorted(xs)\n", // all: list == list; 2.0 == 2; 1 ~ 1.0000001
             "def f(xs):\n    return tuple(sorted(xs))\n", // tuples compare as lists
-            "def f(xs):\n    return xs\n",               // case 0 fails
+            "def f(xs):\n    return xs\n",         // case 0 fails
             "def f(xs):\n    return [str(x) for x in sorted(xs)]\n", // '1' is not 1
             "def f(xs):\n    return [True for x in xs]\n", // True is not 1 (bools only equal bools)
         ];
@@ -367,7 +435,11 @@ mod harnesses {
         let tests = scores[2].verdict.tests.as_ref().unwrap();
         assert_eq!(tests.len(), 4);
         assert!(!tests[0].passed && tests[1].passed);
-        assert!(tests[0].reason.contains("expected [1, 2, 3]"), "{:?}", tests[0]);
+        assert!(
+            tests[0].reason.contains("expected [1, 2, 3]"),
+            "{:?}",
+            tests[0]
+        );
     }
 
     #[test]
@@ -397,7 +469,10 @@ mod harnesses {
         // Ending with os._exit skips the harness's end-of-run proof: not accepted.
         assert_eq!(kinds[4], VerdictKind::TestsFailed);
         let tests = scores[2].verdict.tests.as_ref().unwrap();
-        assert_eq!(tests.iter().map(|t| t.passed).collect::<Vec<_>>(), vec![true, true, false]);
+        assert_eq!(
+            tests.iter().map(|t| t.passed).collect::<Vec<_>>(),
+            vec![true, true, false]
+        );
     }
 
     #[test]
@@ -425,13 +500,17 @@ mod harnesses {
         let s = score(&task, &["while True: pass"]).remove(0);
         assert_eq!(s.verdict.kind, VerdictKind::Timeout);
         assert!(started.elapsed().as_secs_f64() < 1.5);
-        let Task::Code(code): Task = task else { unreachable!() };
+        let Task::Code(code): Task = task else {
+            unreachable!()
+        };
         let _: &CodeTask = &code;
     }
 
     #[test]
     fn batch_runs_keep_their_order() {
-        let programs: Vec<(String, Vec<u8>)> = (0..8).map(|i| (format!("print({i} * {i})"), Vec::new())).collect();
+        let programs: Vec<(String, Vec<u8>)> = (0..8)
+            .map(|i| (format!("print({i} * {i})"), Vec::new()))
+            .collect();
         let results = rt().block_on(sandbox().run_batch(programs, &quick()));
         let outs: Vec<String> = results.into_iter().map(|r| r.unwrap().stdout).collect();
         let want: Vec<String> = (0..8).map(|i| format!("{}\n", i * i)).collect();

@@ -11,14 +11,21 @@ use grpo_tasks::Task;
 
 fn sandbox() -> Sandbox {
     static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX.get_or_init(|| Sandbox::new(&SandboxOptions::default()).unwrap()).clone()
+    SANDBOX
+        .get_or_init(|| Sandbox::new(&SandboxOptions::default()).unwrap())
+        .clone()
 }
 
 /// (task, canonical solution) for every HumanEval problem, as prefix-mode assert tasks.
 fn humaneval() -> Vec<(Task, String)> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/humaneval/HumanEval.jsonl.gz");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/humaneval/HumanEval.jsonl.gz"
+    );
     let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut text).unwrap();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
     text.lines()
         .map(|line| {
             let row: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -31,13 +38,19 @@ fn humaneval() -> Vec<(Task, String)> {
                 "tests": {"type": "assert", "code": row["test"], "entry_point": row["entry_point"]},
                 "reference": row["canonical_solution"],
             });
-            (serde_json::from_value(task).unwrap(), row["canonical_solution"].as_str().unwrap().to_owned())
+            (
+                serde_json::from_value(task).unwrap(),
+                row["canonical_solution"].as_str().unwrap().to_owned(),
+            )
         })
         .collect()
 }
 
 fn score_all(completion: impl Fn(&str) -> String) -> Vec<(String, grpo_rewards::Score)> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let reward = CodeReward::new(sandbox());
     let tasks = humaneval();
     assert_eq!(tasks.len(), 164);
@@ -67,17 +80,30 @@ fn all_164_canonical_solutions_pass() {
         .filter(|(_, s)| s.verdict.kind != VerdictKind::Correct || s.value != Some(1.0))
         .map(|(id, s)| format!("{id}: {:?} {}", s.verdict.kind, s.verdict.reason))
         .collect();
-    assert!(failures.is_empty(), "{} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn wrong_bodies_fail() {
     // `pass` returns None: no HumanEval check accepts None for every assert.
     let scores = score_all(|_| "    pass\n".to_owned());
-    let passing: Vec<_> = scores.iter().filter(|(_, s)| s.value != Some(0.0)).map(|(id, _)| id.clone()).collect();
+    let passing: Vec<_> = scores
+        .iter()
+        .filter(|(_, s)| s.value != Some(0.0))
+        .map(|(id, _)| id.clone())
+        .collect();
     assert!(passing.is_empty(), "passed with an empty body: {passing:?}");
     // A constant answer fails too.
     let scores = score_all(|_| "    return 0\n".to_owned());
-    let passing: Vec<_> = scores.iter().filter(|(_, s)| s.value != Some(0.0)).map(|(id, _)| id.clone()).collect();
+    let passing: Vec<_> = scores
+        .iter()
+        .filter(|(_, s)| s.value != Some(0.0))
+        .map(|(id, _)| id.clone())
+        .collect();
     assert!(passing.is_empty(), "passed with `return 0`: {passing:?}");
 }

@@ -26,11 +26,17 @@ fn fenced_blocks(text: &str) -> Vec<Fenced<'_>> {
         let body_and_more = &after[body_start..];
         match find_closing_fence(body_and_more) {
             Some((body_end, next)) => {
-                blocks.push(Fenced { tag, body: &body_and_more[..body_end] });
+                blocks.push(Fenced {
+                    tag,
+                    body: &body_and_more[..body_end],
+                });
                 rest = &body_and_more[next..];
             }
             None => {
-                blocks.push(Fenced { tag, body: body_and_more });
+                blocks.push(Fenced {
+                    tag,
+                    body: body_and_more,
+                });
                 break;
             }
         }
@@ -51,7 +57,11 @@ fn find_closing_fence(text: &str) -> Option<(usize, usize)> {
 }
 
 fn is_python_tag(tag: &str) -> bool {
-    let tag = tag.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+    let tag = tag
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     matches!(tag.as_str(), "python" | "py" | "python3")
 }
 
@@ -110,8 +120,13 @@ pub fn program_for(task: &CodeTask, completion: &str) -> String {
 fn defines(code: &str, name: &str) -> bool {
     code.lines().any(|line| {
         let line = line.trim_start();
-        let rest = line.strip_prefix("async def ").or_else(|| line.strip_prefix("def "));
-        rest.is_some_and(|r| r.strip_prefix(name).is_some_and(|after| after.trim_start().starts_with('(')))
+        let rest = line
+            .strip_prefix("async def ")
+            .or_else(|| line.strip_prefix("def "));
+        rest.is_some_and(|r| {
+            r.strip_prefix(name)
+                .is_some_and(|after| after.trim_start().starts_with('('))
+        })
     })
 }
 
@@ -131,7 +146,10 @@ mod tests {
             ("```bash\nls\n```\n```\nb\n```", "b\n"),
             ("```Python3\nc\n```", "c\n"),
             // Open fence at the end (cut generation).
-            ("```python\ndef f():\n    return 1", "def f():\n    return 1"),
+            (
+                "```python\ndef f():\n    return 1",
+                "def f():\n    return 1",
+            ),
             ("```python\n```", ""),
             // Indented closing fence.
             ("```python\nz\n  ```\n", "z\n"),
@@ -153,14 +171,20 @@ mod tests {
     #[test]
     fn prefix_mode_continues_the_prompt() {
         let t = task("prefix");
-        assert_eq!(program_for(&t, "    return 1\n"), format!("{}    return 1\n", t.prompt));
+        assert_eq!(
+            program_for(&t, "    return 1\n"),
+            format!("{}    return 1\n", t.prompt)
+        );
     }
 
     #[test]
     fn prefix_mode_takes_a_restated_function_with_the_prompt_imports() {
         let t = task("prefix");
         let completion = "Here:\n```python\ndef f(x):\n    return 2\n```";
-        assert_eq!(program_for(&t, completion), "from typing import List\ndef f(x):\n    return 2\n");
+        assert_eq!(
+            program_for(&t, completion),
+            "from typing import List\ndef f(x):\n    return 2\n"
+        );
         // A fenced helper that does not define f is still a continuation.
         let completion = "```python\n    return 3\n```";
         assert!(program_for(&t, completion).starts_with(&t.prompt));

@@ -92,13 +92,21 @@ impl Job {
     }
 
     /// A call job: `entry_point(*args) == expected` for each case, in one run.
-    pub(crate) fn call(program: String, entry_point: &str, cases: &[CallCase], float_tolerance: Option<f64>) -> Job {
+    pub(crate) fn call(
+        program: String,
+        entry_point: &str,
+        cases: &[CallCase],
+        float_tolerance: Option<f64>,
+    ) -> Job {
         Job {
             mode: Mode::Call,
             program,
             test: None,
             entry_point: Some(entry_point.to_owned()),
-            cases: cases.iter().map(|c| (c.args.clone(), c.expected.clone())).collect(),
+            cases: cases
+                .iter()
+                .map(|c| (c.args.clone(), c.expected.clone()))
+                .collect(),
             float_tolerance,
         }
     }
@@ -106,8 +114,18 @@ impl Job {
     /// The bytes fed to the guest's stdin: `<len>\n<job json>` followed by the program's stdin.
     /// With `compiled` (hex of the marshalled harness) the guest skips compiling the harness.
     pub(crate) fn encode(&self, nonce: &str, stdin: &[u8], compiled: Option<&str>) -> Vec<u8> {
-        let harness = if compiled.is_some() { HARNESS_LOADER } else { HARNESS_PY };
-        let wire = Wire { seed: rand::random::<u64>() >> 1, harness, harness_code: compiled, nonce, job: self };
+        let harness = if compiled.is_some() {
+            HARNESS_LOADER
+        } else {
+            HARNESS_PY
+        };
+        let wire = Wire {
+            seed: rand::random::<u64>() >> 1,
+            harness,
+            harness_code: compiled,
+            nonce,
+            job: self,
+        };
         // Serialising plain strings and JSON values cannot fail.
         let json = serde_json::to_vec(&wire).unwrap_or_default();
         let mut bytes = Vec::with_capacity(json.len() + stdin.len() + 16);
@@ -121,11 +139,19 @@ impl Job {
 /// The jobs that test `program` against `task`, with the stdin of each.
 pub(crate) fn jobs_for(task: &CodeTask, program: String) -> Vec<(Job, Vec<u8>)> {
     match &task.tests {
-        CodeTests::Assert(t) => vec![(Job::assert(program, &t.code, t.entry_point.as_deref()), Vec::new())],
-        CodeTests::Call(t) => vec![(Job::call(program, &t.entry_point, &t.cases, t.float_tolerance), Vec::new())],
-        CodeTests::Stdio(t) => {
-            t.cases.iter().map(|case| (Job::script(&program), case.stdin.as_bytes().to_vec())).collect()
-        }
+        CodeTests::Assert(t) => vec![(
+            Job::assert(program, &t.code, t.entry_point.as_deref()),
+            Vec::new(),
+        )],
+        CodeTests::Call(t) => vec![(
+            Job::call(program, &t.entry_point, &t.cases, t.float_tolerance),
+            Vec::new(),
+        )],
+        CodeTests::Stdio(t) => t
+            .cases
+            .iter()
+            .map(|case| (Job::script(&program), case.stdin.as_bytes().to_vec()))
+            .collect(),
     }
 }
 
@@ -163,7 +189,10 @@ pub(crate) fn finish(raw: RawRun, nonce: &str) -> (RunResult, Option<Report>) {
     let mut report = None;
     if let Some(start) = rfind(&stderr, tag.as_bytes()) {
         let body_start = start + tag.len();
-        let end = stderr[body_start..].iter().position(|&b| b == b'\n').map_or(stderr.len(), |p| body_start + p);
+        let end = stderr[body_start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(stderr.len(), |p| body_start + p);
         match serde_json::from_slice::<Report>(&stderr[body_start..end]) {
             Ok(r) => report = Some(r),
             Err(e) => tracing::warn!(error = %e, "unreadable harness report"),
@@ -173,7 +202,13 @@ pub(crate) fn finish(raw: RawRun, nonce: &str) -> (RunResult, Option<Report>) {
     }
     // WASI's `exit` carries only success or failure; the harness reports the real code.
     let exit_code = match (&report, raw.exit_code) {
-        (Some(Report { exit_code: Some(code), .. }), Some(_)) => Some(*code),
+        (
+            Some(Report {
+                exit_code: Some(code),
+                ..
+            }),
+            Some(_),
+        ) => Some(*code),
         _ => raw.exit_code,
     };
     let result = RunResult {
@@ -191,7 +226,9 @@ fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.len() > haystack.len() {
         return None;
     }
-    (0..=haystack.len() - needle.len()).rev().find(|&i| &haystack[i..i + needle.len()] == needle)
+    (0..=haystack.len() - needle.len())
+        .rev()
+        .find(|&i| &haystack[i..i + needle.len()] == needle)
 }
 
 #[cfg(test)]
@@ -215,7 +252,13 @@ mod tests {
         let stderr = "warn\n\x1egrpo-report abc {\"cases\":[{\"passed\":true,\"reason\":\"\"}]}\n";
         let (run, report) = finish(raw(stderr), "abc");
         assert_eq!(run.stderr, "warn");
-        assert_eq!(report.unwrap().cases, vec![CaseReport { passed: true, reason: String::new() }]);
+        assert_eq!(
+            report.unwrap().cases,
+            vec![CaseReport {
+                passed: true,
+                reason: String::new()
+            }]
+        );
     }
 
     #[test]

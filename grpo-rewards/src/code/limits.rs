@@ -48,7 +48,8 @@ impl Default for Limits {
 impl Limits {
     /// The wall-clock limit in effect.
     pub fn wall_limit_ms(&self) -> u64 {
-        self.wall_limit_ms.unwrap_or(self.time_limit_ms.saturating_mul(2))
+        self.wall_limit_ms
+            .unwrap_or(self.time_limit_ms.saturating_mul(2))
     }
 
     /// These limits with a code task's `time_limit_ms` and `memory_mb` applied.
@@ -56,7 +57,11 @@ impl Limits {
         Limits {
             time_limit_ms: task.time_limit_ms.unwrap_or(self.time_limit_ms),
             memory_mb: task.memory_mb.unwrap_or(self.memory_mb),
-            wall_limit_ms: if task.time_limit_ms.is_some() { None } else { self.wall_limit_ms },
+            wall_limit_ms: if task.time_limit_ms.is_some() {
+                None
+            } else {
+                self.wall_limit_ms
+            },
             ..self.clone()
         }
     }
@@ -73,11 +78,17 @@ impl Limits {
         if self.memory_mb < MIN_MEMORY_MB {
             return bad(
                 "memory_mb",
-                format!("{} MiB is below the interpreter's minimum of {MIN_MEMORY_MB} MiB", self.memory_mb),
+                format!(
+                    "{} MiB is below the interpreter's minimum of {MIN_MEMORY_MB} MiB",
+                    self.memory_mb
+                ),
             );
         }
         if self.output_bytes < 1024 {
-            return bad("output_bytes", format!("{} is below the minimum of 1024", self.output_bytes));
+            return bad(
+                "output_bytes",
+                format!("{} is below the minimum of 1024", self.output_bytes),
+            );
         }
         Ok(())
     }
@@ -97,9 +108,15 @@ mod tests {
 
     #[test]
     fn task_overrides_apply_and_defaults_stay() {
-        let base = Limits { wall_limit_ms: Some(9_000), ..Limits::default() };
+        let base = Limits {
+            wall_limit_ms: Some(9_000),
+            ..Limits::default()
+        };
         let l = base.for_task(&task(Some(300), Some(64)));
-        assert_eq!((l.time_limit_ms, l.memory_mb, l.wall_limit_ms()), (300, 64, 600));
+        assert_eq!(
+            (l.time_limit_ms, l.memory_mb, l.wall_limit_ms()),
+            (300, 64, 600)
+        );
         let l = base.for_task(&task(None, None));
         assert_eq!(l, base);
     }
@@ -108,10 +125,34 @@ mod tests {
     fn validation_rejects_unusable_limits() {
         assert!(Limits::default().validate().is_ok());
         for (limits, field) in [
-            (Limits { time_limit_ms: 0, ..Limits::default() }, "time_limit_ms"),
-            (Limits { wall_limit_ms: Some(0), ..Limits::default() }, "wall_limit_ms"),
-            (Limits { memory_mb: 16, ..Limits::default() }, "memory_mb"),
-            (Limits { output_bytes: 10, ..Limits::default() }, "output_bytes"),
+            (
+                Limits {
+                    time_limit_ms: 0,
+                    ..Limits::default()
+                },
+                "time_limit_ms",
+            ),
+            (
+                Limits {
+                    wall_limit_ms: Some(0),
+                    ..Limits::default()
+                },
+                "wall_limit_ms",
+            ),
+            (
+                Limits {
+                    memory_mb: 16,
+                    ..Limits::default()
+                },
+                "memory_mb",
+            ),
+            (
+                Limits {
+                    output_bytes: 10,
+                    ..Limits::default()
+                },
+                "output_bytes",
+            ),
         ] {
             match limits.validate() {
                 Err(SandboxError::InvalidLimit { field: f, .. }) => assert_eq!(f, field),

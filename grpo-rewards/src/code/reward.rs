@@ -33,7 +33,11 @@ pub struct CodeReward {
 impl CodeReward {
     /// A binary-credit reward with default limits.
     pub fn new(sandbox: Sandbox) -> Self {
-        CodeReward { sandbox, limits: Limits::default(), credit: Credit::Binary }
+        CodeReward {
+            sandbox,
+            limits: Limits::default(),
+            credit: Credit::Binary,
+        }
     }
 
     /// The same reward with other default limits (tasks' own limits still override them).
@@ -55,7 +59,9 @@ impl CodeReward {
 
     /// Scores one completion of a code task.
     pub async fn score_one(&self, task: &CodeTask, completion: &str) -> Score {
-        self.score_code(task, std::slice::from_ref(&completion.to_owned())).await.remove(0)
+        self.score_code(task, std::slice::from_ref(&completion.to_owned()))
+            .await
+            .remove(0)
     }
 
     async fn score_code(&self, task: &CodeTask, completions: &[String]) -> Vec<Score> {
@@ -91,7 +97,13 @@ impl CodeReward {
                         break;
                     }
                 };
-                let cases = case_outcomes(task, job_index, &executed.0, executed.1.as_ref(), case_index);
+                let cases = case_outcomes(
+                    task,
+                    job_index,
+                    &executed.0,
+                    executed.1.as_ref(),
+                    case_index,
+                );
                 case_index += cases.len();
                 outcomes.extend(cases);
             }
@@ -100,7 +112,10 @@ impl CodeReward {
                     tracing::error!(task = %task.id, %reason, "sandbox failure");
                     Score {
                         value: Some(0.0),
-                        verdict: Verdict::new(VerdictKind::Crash, format!("the sandbox failed: {reason}")),
+                        verdict: Verdict::new(
+                            VerdictKind::Crash,
+                            format!("the sandbox failed: {reason}"),
+                        ),
                     }
                 }
                 None => self.judge(outcomes),
@@ -113,7 +128,10 @@ impl CodeReward {
         let total = outcomes.len();
         let passed = outcomes.iter().filter(|o| o.passed).count();
         let (kind, reason) = match outcomes.iter().find(|o| !o.passed) {
-            _ if total == 0 => (VerdictKind::TestsFailed, "the task has no test cases".to_owned()),
+            _ if total == 0 => (
+                VerdictKind::TestsFailed,
+                "the task has no test cases".to_owned(),
+            ),
             None => (VerdictKind::Correct, format!("all {total} tests passed")),
             Some(first) => {
                 let kind = match first.status {
@@ -123,7 +141,13 @@ impl CodeReward {
                     RunStatus::Crash => VerdictKind::Crash,
                     RunStatus::Ok | RunStatus::Error => VerdictKind::TestsFailed,
                 };
-                (kind, format!("{passed} of {total} tests passed; test {}: {}", first.index, first.reason))
+                (
+                    kind,
+                    format!(
+                        "{passed} of {total} tests passed; test {}: {}",
+                        first.index, first.reason
+                    ),
+                )
             }
         };
         let value = match self.credit {
@@ -131,7 +155,14 @@ impl CodeReward {
             Credit::Binary => f64::from(u8::from(passed == total)),
             Credit::Partial => passed as f64 / total as f64,
         };
-        Score { value: Some(value), verdict: Verdict { kind, reason, tests: Some(outcomes) } }
+        Score {
+            value: Some(value),
+            verdict: Verdict {
+                kind,
+                reason,
+                tests: Some(outcomes),
+            },
+        }
     }
 }
 
@@ -150,7 +181,12 @@ fn case_outcomes(
     };
     let unfinished = |reason: String| -> Vec<TestOutcome> {
         (0..expected_cases)
-            .map(|i| TestOutcome { index: first_index + i, passed: false, status: run.status, reason: reason.clone() })
+            .map(|i| TestOutcome {
+                index: first_index + i,
+                passed: false,
+                status: run.status,
+                reason: reason.clone(),
+            })
             .collect()
     };
     let Some(report) = report else {
@@ -161,10 +197,18 @@ fn case_outcomes(
             return unfinished("no such case".into());
         };
         let (passed, reason) = stdio_verdict(run, case, t.float_tolerance);
-        return vec![TestOutcome { index: first_index, passed, status: run.status, reason }];
+        return vec![TestOutcome {
+            index: first_index,
+            passed,
+            status: run.status,
+            reason,
+        }];
     }
     if report.cases.len() != expected_cases {
-        return unfinished(format!("the harness reported {} cases, expected {expected_cases}", report.cases.len()));
+        return unfinished(format!(
+            "the harness reported {} cases, expected {expected_cases}",
+            report.cases.len()
+        ));
     }
     report
         .cases
@@ -173,8 +217,17 @@ fn case_outcomes(
         .map(|(i, c)| {
             // A report is only complete when the run itself ended cleanly.
             let passed = c.passed && run.status == RunStatus::Ok;
-            let reason = if c.passed && !passed { unfinished_reason(run) } else { c.reason.clone() };
-            TestOutcome { index: first_index + i, passed, status: run.status, reason }
+            let reason = if c.passed && !passed {
+                unfinished_reason(run)
+            } else {
+                c.reason.clone()
+            };
+            TestOutcome {
+                index: first_index + i,
+                passed,
+                status: run.status,
+                reason,
+            }
         })
         .collect()
 }
@@ -197,8 +250,17 @@ fn stdio_verdict(run: &RunResult, case: &StdioCase, tolerance: Option<f64>) -> (
     match run.status {
         RunStatus::Ok => {}
         RunStatus::Error => {
-            let last = run.stderr.trim_end().lines().last().unwrap_or("").to_owned();
-            return (false, format!("the program failed (exit code {:?}): {last}", run.exit_code));
+            let last = run
+                .stderr
+                .trim_end()
+                .lines()
+                .last()
+                .unwrap_or("")
+                .to_owned();
+            return (
+                false,
+                format!("the program failed (exit code {:?}): {last}", run.exit_code),
+            );
         }
         _ => return (false, unfinished_reason(run)),
     }
@@ -213,7 +275,10 @@ fn stdio_verdict(run: &RunResult, case: &StdioCase, tolerance: Option<f64>) -> (
 /// match when `|got - want| <= tol * max(1, |want|)`. Returns the first difference.
 pub fn first_difference(got: &str, want: &str, tolerance: Option<f64>) -> Option<String> {
     fn lines(text: &str) -> Vec<Vec<&str>> {
-        let mut lines: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
+        let mut lines: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
         while lines.last().is_some_and(|l| l.is_empty()) {
             lines.pop();
         }
@@ -224,12 +289,16 @@ pub fn first_difference(got: &str, want: &str, tolerance: Option<f64>) -> Option
         let (g, w) = (got_lines.get(i), want_lines.get(i));
         let same = match (g, w) {
             (Some(g), Some(w)) => {
-                g.len() == w.len() && g.iter().zip(w.iter()).all(|(a, b)| tokens_match(a, b, tolerance))
+                g.len() == w.len()
+                    && g.iter()
+                        .zip(w.iter())
+                        .all(|(a, b)| tokens_match(a, b, tolerance))
             }
             _ => false,
         };
         if !same {
-            let show = |l: Option<&Vec<&str>>| l.map_or("<end of output>".to_owned(), |l| l.join(" "));
+            let show =
+                |l: Option<&Vec<&str>>| l.map_or("<end of output>".to_owned(), |l| l.join(" "));
             return Some(format!(
                 "line {}: expected {:?}, got {:?}",
                 i + 1,
@@ -253,7 +322,11 @@ fn tokens_match(got: &str, want: &str, tolerance: Option<f64>) -> bool {
 }
 
 fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max { text.to_owned() } else { format!("{}…", text.chars().take(max).collect::<String>()) }
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        format!("{}…", text.chars().take(max).collect::<String>())
+    }
 }
 
 impl Reward for CodeReward {
@@ -261,7 +334,11 @@ impl Reward for CodeReward {
         "accuracy"
     }
 
-    fn score_group<'a>(&'a self, task: &'a Task, completions: &'a [String]) -> BoxFuture<'a, Vec<Score>> {
+    fn score_group<'a>(
+        &'a self,
+        task: &'a Task,
+        completions: &'a [String],
+    ) -> BoxFuture<'a, Vec<Score>> {
         Box::pin(async move {
             match task {
                 Task::Code(code) => self.score_code(code, completions).await,
@@ -269,7 +346,10 @@ impl Reward for CodeReward {
                     .iter()
                     .map(|_| Score {
                         value: None,
-                        verdict: Verdict::new(VerdictKind::NoAnswer, "not a code task: the code reward does not apply"),
+                        verdict: Verdict::new(
+                            VerdictKind::NoAnswer,
+                            "not a code task: the code reward does not apply",
+                        ),
                     })
                     .collect(),
             }
@@ -304,7 +384,11 @@ mod tests {
             ("YES\n", "yes\n", None, false),
         ];
         for (got, want, tol, same) in cases {
-            assert_eq!(first_difference(got, want, *tol).is_none(), *same, "{got:?} vs {want:?} tol {tol:?}");
+            assert_eq!(
+                first_difference(got, want, *tol).is_none(),
+                *same,
+                "{got:?} vs {want:?} tol {tol:?}"
+            );
         }
     }
 

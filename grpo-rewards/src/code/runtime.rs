@@ -48,7 +48,11 @@ pub enum Allocator {
 
 impl Default for Allocator {
     fn default() -> Self {
-        Allocator::Pooling { total_instances: 32, max_memory_mb: 1024, keep_resident_mb: 64 }
+        Allocator::Pooling {
+            total_instances: 32,
+            max_memory_mb: 1024,
+            keep_resident_mb: 64,
+        }
     }
 }
 
@@ -63,7 +67,10 @@ pub struct EngineOptions {
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { allocator: Allocator::default(), cache_dir: default_cache_dir() }
+        EngineOptions {
+            allocator: Allocator::default(),
+            cache_dir: default_cache_dir(),
+        }
     }
 }
 
@@ -72,7 +79,9 @@ pub fn default_cache_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir).join("grpo-rs"));
     }
-    std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|h| PathBuf::from(h).join(".cache/grpo-rs"))
+    std::env::var_os("HOME")
+        .filter(|d| !d.is_empty())
+        .map(|h| PathBuf::from(h).join(".cache/grpo-rs"))
 }
 
 /// Builds the engine: async support, epoch interruption, the chosen allocator.
@@ -82,9 +91,18 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     config.wasm_component_model(true);
     // Backtraces through CPython's deep wasm stacks are costly to symbolise and unused.
     config.wasm_backtrace_max_frames(None);
-    if let Allocator::Pooling { total_instances, max_memory_mb, keep_resident_mb } = options.allocator {
-        let max_memory = usize::try_from(max_memory_mb.saturating_mul(1024 * 1024))
-            .map_err(|_| SandboxError::Engine { reason: "max_memory_mb too large".into() })?;
+    if let Allocator::Pooling {
+        total_instances,
+        max_memory_mb,
+        keep_resident_mb,
+    } = options.allocator
+    {
+        let max_memory =
+            usize::try_from(max_memory_mb.saturating_mul(1024 * 1024)).map_err(|_| {
+                SandboxError::Engine {
+                    reason: "max_memory_mb too large".into(),
+                }
+            })?;
         let mut pool = PoolingAllocationConfig::new();
         // The snapshot has one large memory, a few tables and several core instances.
         pool.total_component_instances(total_instances)
@@ -96,12 +114,16 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
             .max_core_instance_size(1 << 20)
             .max_component_instance_size(1 << 20)
             .table_elements(1 << 16)
-            .linear_memory_keep_resident(usize::try_from(keep_resident_mb << 20).unwrap_or(usize::MAX))
+            .linear_memory_keep_resident(
+                usize::try_from(keep_resident_mb << 20).unwrap_or(usize::MAX),
+            )
             .table_keep_resident(1 << 16)
             .pagemap_scan(Enabled::Auto);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
-    Engine::new(&config).map_err(|e| SandboxError::Engine { reason: format!("{e:#}") })
+    Engine::new(&config).map_err(|e| SandboxError::Engine {
+        reason: format!("{e:#}"),
+    })
 }
 
 /// The component, decompressed.
@@ -129,12 +151,17 @@ pub fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> Result<Compo
                     tracing::debug!(path = %path.display(), "loaded compiled runtime from cache");
                     return Ok(component);
                 }
-                Err(e) => tracing::warn!(path = %path.display(), error = %e, "unusable cache entry; recompiling"),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "unusable cache entry; recompiling")
+                }
             }
         }
         let started = std::time::Instant::now();
         let component = compile(engine, &wasm)?;
-        tracing::info!(ms = started.elapsed().as_millis() as u64, "compiled the Python runtime");
+        tracing::info!(
+            ms = started.elapsed().as_millis() as u64,
+            "compiled the Python runtime"
+        );
         if let Err(e) = store_in_cache(&component, dir, &path) {
             tracing::warn!(dir = %dir.display(), error = %e, "could not cache the compiled runtime");
         }
@@ -144,13 +171,20 @@ pub fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> Result<Compo
 }
 
 fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component> {
-    Component::new(engine, wasm).map_err(|e| SandboxError::Engine { reason: format!("compiling the runtime: {e:#}") })
+    Component::new(engine, wasm).map_err(|e| SandboxError::Engine {
+        reason: format!("compiling the runtime: {e:#}"),
+    })
 }
 
 /// Writes atomically: a temporary file in the same directory, then a rename.
 fn store_in_cache(component: &Component, dir: &Path, path: &Path) -> Result<()> {
-    let io = |source| SandboxError::Io { path: dir.to_path_buf(), source };
-    let bytes = component.serialize().map_err(|e| SandboxError::Engine { reason: format!("{e:#}") })?;
+    let io = |source| SandboxError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let bytes = component.serialize().map_err(|e| SandboxError::Engine {
+        reason: format!("{e:#}"),
+    })?;
     std::fs::create_dir_all(dir).map_err(io)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
     tmp.write_all(&bytes).map_err(io)?;
@@ -164,7 +198,11 @@ fn cache_key(engine: &Engine, wasm: &[u8]) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let engine_hash = hasher.finish();
-    let blob: String = Sha256::digest(wasm).iter().take(12).map(|b| format!("{b:02x}")).collect();
+    let blob: String = Sha256::digest(wasm)
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     format!("{WASMTIME_VERSION}-{engine_hash:016x}-{blob}")
 }
 

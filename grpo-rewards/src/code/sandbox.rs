@@ -66,7 +66,9 @@ struct Inner {
 
 impl std::fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sandbox").field("concurrency", &self.inner.concurrency).finish_non_exhaustive()
+        f.debug_struct("Sandbox")
+            .field("concurrency", &self.inner.concurrency)
+            .finish_non_exhaustive()
     }
 }
 
@@ -81,8 +83,13 @@ pub struct SandboxOptions {
 
 impl Default for SandboxOptions {
     fn default() -> Self {
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        SandboxOptions { engine: EngineOptions::default(), concurrency: cores }
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        SandboxOptions {
+            engine: EngineOptions::default(),
+            concurrency: cores,
+        }
     }
 }
 
@@ -93,9 +100,12 @@ impl Sandbox {
         let engine = runtime::build_engine(&options.engine)?;
         let component = runtime::load_component(&engine, options.engine.cache_dir.as_deref())?;
         let mut linker = Linker::<HostState>::new(&engine);
-        let engine_err = |e: wasmtime::Error| SandboxError::Engine { reason: format!("{e:#}") };
+        let engine_err = |e: wasmtime::Error| SandboxError::Engine {
+            reason: format!("{e:#}"),
+        };
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(engine_err)?;
-        let pre = CommandPre::new(linker.instantiate_pre(&component).map_err(engine_err)?).map_err(engine_err)?;
+        let pre = CommandPre::new(linker.instantiate_pre(&component).map_err(engine_err)?)
+            .map_err(engine_err)?;
         start_ticker(&engine);
         let concurrency = options.concurrency.max(1);
         Ok(Sandbox {
@@ -139,7 +149,11 @@ impl Sandbox {
 
     /// Runs many programs concurrently (at most [`Sandbox::concurrency`] at a time, spread over
     /// the runtime's worker threads); results come back in input order.
-    pub async fn run_batch(&self, programs: Vec<(String, Vec<u8>)>, limits: &Limits) -> Vec<Result<RunResult>> {
+    pub async fn run_batch(
+        &self,
+        programs: Vec<(String, Vec<u8>)>,
+        limits: &Limits,
+    ) -> Vec<Result<RunResult>> {
         let handles: Vec<_> = programs
             .into_iter()
             .map(|(program, stdin)| {
@@ -150,7 +164,11 @@ impl Sandbox {
             .collect();
         let mut results = Vec::with_capacity(handles.len());
         for handle in handles {
-            results.push(handle.await.unwrap_or_else(|e| Err(SandboxError::Engine { reason: format!("run task: {e}") })));
+            results.push(handle.await.unwrap_or_else(|e| {
+                Err(SandboxError::Engine {
+                    reason: format!("run task: {e}"),
+                })
+            }));
         }
         results
     }
@@ -169,8 +187,14 @@ impl Sandbox {
             .permits
             .acquire()
             .await
-            .map_err(|e| SandboxError::Engine { reason: format!("sandbox closed: {e}") })?;
-        let compiled = self.inner.compiled_harness.get_or_try_init(|| self.compile_harness()).await?;
+            .map_err(|e| SandboxError::Engine {
+                reason: format!("sandbox closed: {e}"),
+            })?;
+        let compiled = self
+            .inner
+            .compiled_harness
+            .get_or_try_init(|| self.compile_harness())
+            .await?;
         let nonce = harness::nonce();
         let input = job.encode(&nonce, stdin, compiled.as_deref());
         let raw = self.execute_raw(input, limits).await?;
@@ -180,11 +204,21 @@ impl Sandbox {
     /// Has the guest compile the harness; `None` (send the source each time) if that fails.
     async fn compile_harness(&self) -> Result<Option<String>> {
         let nonce = harness::nonce();
-        let input = Job::script(harness::COMPILE_HARNESS).encode(&nonce, harness::HARNESS_PY.as_bytes(), None);
-        let limits = Limits { output_bytes: 16 << 20, ..Limits::default() };
+        let input = Job::script(harness::COMPILE_HARNESS).encode(
+            &nonce,
+            harness::HARNESS_PY.as_bytes(),
+            None,
+        );
+        let limits = Limits {
+            output_bytes: 16 << 20,
+            ..Limits::default()
+        };
         let (run, _) = harness::finish(self.execute_raw(input, &limits).await?, &nonce);
         let hex = run.stdout.trim();
-        if run.status == RunStatus::Ok && !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if run.status == RunStatus::Ok
+            && !hex.is_empty()
+            && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        {
             tracing::debug!(bytes = hex.len() / 2, "compiled the harness");
             Ok(Some(hex.to_owned()))
         } else {
@@ -198,7 +232,10 @@ impl Sandbox {
         let workdir = tempfile::Builder::new()
             .prefix("grpo-sandbox-")
             .tempdir()
-            .map_err(|source| SandboxError::Io { path: std::env::temp_dir(), source })?;
+            .map_err(|source| SandboxError::Io {
+                path: std::env::temp_dir(),
+                source,
+            })?;
         let stdout = CappedPipe::new(limits.output_bytes);
         let stderr = CappedPipe::new(limits.output_bytes);
         let mut builder = WasiCtxBuilder::new();
@@ -212,13 +249,23 @@ impl Sandbox {
             .allow_ip_name_lookup(false)
             .insecure_random_seed(rand::random::<u128>())
             .preopened_dir(workdir.path(), "/tmp", FsPerms::ReadWrite)
-            .map_err(|e| SandboxError::Io { path: workdir.path().to_path_buf(), source: std::io::Error::other(e) })?;
-        let memory_bytes = usize::try_from(limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+            .map_err(|e| SandboxError::Io {
+                path: workdir.path().to_path_buf(),
+                source: std::io::Error::other(e),
+            })?;
+        let memory_bytes =
+            usize::try_from(limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
         let state = HostState {
             ctx: builder.build(),
             table: ResourceTable::new(),
-            memory: MemoryCap { max_bytes: memory_bytes, hit: false },
-            budget_ticks: limits.time_limit_ms.div_ceil(TICK.as_millis() as u64).max(1),
+            memory: MemoryCap {
+                max_bytes: memory_bytes,
+                hit: false,
+            },
+            budget_ticks: limits
+                .time_limit_ms
+                .div_ceil(TICK.as_millis() as u64)
+                .max(1),
             ticks: 0,
             cpu_exceeded: false,
             workdir: workdir.path().to_path_buf(),
@@ -252,11 +299,16 @@ impl Sandbox {
         .await;
 
         let (status, exit_code, detail) = match outcome {
-            Err(_elapsed) => (RunStatus::Timeout, None, format!("wall-clock limit of {} ms", wall.as_millis())),
+            Err(_elapsed) => (
+                RunStatus::Timeout,
+                None,
+                format!("wall-clock limit of {} ms", wall.as_millis()),
+            ),
             Ok(Err(e)) => classify_error(&e, None),
             Ok(Ok((result, store))) => {
                 let state = store.data();
-                let over_quota = state.quota_exceeded || dir_size(&state.workdir) > state.file_quota;
+                let over_quota =
+                    state.quota_exceeded || dir_size(&state.workdir) > state.file_quota;
                 match result {
                     Ok(Ok(())) if over_quota => quota_outcome(state.file_quota, Some(0)),
                     Ok(Ok(())) => (RunStatus::Ok, Some(0), String::new()),
@@ -270,7 +322,8 @@ impl Sandbox {
         };
         let truncated = stdout.truncated() || stderr.truncated();
         // A cut stream is never `ok`; the cap is the cause when the guest stopped on its write.
-        let status = if truncated && !matches!(status, RunStatus::Timeout | RunStatus::MemoryLimit) {
+        let status = if truncated && !matches!(status, RunStatus::Timeout | RunStatus::MemoryLimit)
+        {
             RunStatus::OutputLimit
         } else {
             status
@@ -294,16 +347,31 @@ impl Sandbox {
 }
 
 fn quota_outcome(quota: u64, exit_code: Option<i32>) -> (RunStatus, Option<i32>, String) {
-    (RunStatus::OutputLimit, exit_code, format!("file quota of {quota} bytes exceeded"))
+    (
+        RunStatus::OutputLimit,
+        exit_code,
+        format!("file quota of {quota} bytes exceeded"),
+    )
 }
 
 /// Maps a failed call to a status: an exit, a limit, or a crash.
-fn classify_error(e: &wasmtime::Error, state: Option<&HostState>) -> (RunStatus, Option<i32>, String) {
+fn classify_error(
+    e: &wasmtime::Error,
+    state: Option<&HostState>,
+) -> (RunStatus, Option<i32>, String) {
     if let Some(exit) = e.downcast_ref::<I32Exit>() {
-        let status = if exit.0 == 0 { RunStatus::Ok } else { RunStatus::Error };
+        let status = if exit.0 == 0 {
+            RunStatus::Ok
+        } else {
+            RunStatus::Error
+        };
         // A MemoryError that killed the program is a memory-limit verdict.
         if exit.0 != 0 && state.is_some_and(|s| s.memory.hit) {
-            return (RunStatus::MemoryLimit, Some(exit.0), "memory limit reached".into());
+            return (
+                RunStatus::MemoryLimit,
+                Some(exit.0),
+                "memory limit reached".into(),
+            );
         }
         return (status, Some(exit.0), String::new());
     }
@@ -322,7 +390,11 @@ fn classify_error(e: &wasmtime::Error, state: Option<&HostState>) -> (RunStatus,
     if text.contains(OUTPUT_LIMIT_MESSAGE) {
         return (RunStatus::OutputLimit, None, "output limit reached".into());
     }
-    (RunStatus::Crash, None, format!("the interpreter trapped: {}", first_line(&text)))
+    (
+        RunStatus::Crash,
+        None,
+        format!("the interpreter trapped: {}", first_line(&text)),
+    )
 }
 
 fn first_line(text: &str) -> &str {
@@ -355,7 +427,10 @@ struct HostState {
 
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.ctx, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.ctx,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -366,7 +441,12 @@ struct MemoryCap {
 }
 
 impl ResourceLimiter for MemoryCap {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         if desired > self.max_bytes {
             self.hit = true;
             return Ok(false);
@@ -374,14 +454,21 @@ impl ResourceLimiter for MemoryCap {
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= 1 << 20)
     }
 }
 
 /// Total size of the files under `dir` (errors count as zero: the guest may be mid-write).
 fn dir_size(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
     entries
         .flatten()
         .map(|entry| match entry.metadata() {
@@ -395,15 +482,17 @@ fn dir_size(dir: &Path) -> u64 {
 /// Advances the engine's epoch every [`TICK`] until the engine is dropped.
 fn start_ticker(engine: &Engine) {
     let weak = engine.weak();
-    let spawned = std::thread::Builder::new().name("grpo-sandbox-epoch".into()).spawn(move || {
-        loop {
-            std::thread::sleep(TICK);
-            match weak.upgrade() {
-                Some(engine) => engine.increment_epoch(),
-                None => break,
+    let spawned = std::thread::Builder::new()
+        .name("grpo-sandbox-epoch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(TICK);
+                match weak.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => break,
+                }
             }
-        }
-    });
+        });
     if let Err(e) = spawned {
         tracing::error!(error = %e, "could not start the epoch ticker; time limits fall back to wall clock");
     }
@@ -419,7 +508,10 @@ pub(crate) fn blocking_runtime() -> Result<&'static tokio::runtime::Runtime> {
         .enable_all()
         .thread_name("grpo-sandbox")
         .build()
-        .map_err(|source| SandboxError::Io { path: PathBuf::from("<tokio runtime>"), source })?;
+        .map_err(|source| SandboxError::Io {
+            path: PathBuf::from("<tokio runtime>"),
+            source,
+        })?;
     Ok(RUNTIME.get_or_init(|| rt))
 }
 
@@ -436,7 +528,11 @@ struct CappedPipe {
 
 impl CappedPipe {
     fn new(cap: usize) -> Self {
-        CappedPipe { buffer: Arc::default(), truncated: Arc::default(), cap }
+        CappedPipe {
+            buffer: Arc::default(),
+            truncated: Arc::default(),
+            cap,
+        }
     }
 
     fn contents(&self) -> Vec<u8> {
@@ -448,7 +544,9 @@ impl CappedPipe {
     }
 
     fn append(&self, bytes: &[u8]) -> usize {
-        let Ok(mut buffer) = self.buffer.lock() else { return 0 };
+        let Ok(mut buffer) = self.buffer.lock() else {
+            return 0;
+        };
         let room = self.cap.saturating_sub(buffer.len());
         let taken = bytes.len().min(room);
         buffer.extend_from_slice(&bytes[..taken]);
@@ -479,7 +577,9 @@ impl StdoutStream for CappedPipe {
 impl OutputStream for CappedPipe {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
         if self.append(&bytes) < bytes.len() {
-            return Err(StreamError::Trap(wasmtime::Error::msg(OUTPUT_LIMIT_MESSAGE)));
+            return Err(StreamError::Trap(wasmtime::Error::msg(
+                OUTPUT_LIMIT_MESSAGE,
+            )));
         }
         Ok(())
     }
@@ -535,7 +635,10 @@ mod tests {
         let mut pipe = CappedPipe::new(5);
         assert!(pipe.write(Bytes::from_static(b"abc")).is_ok());
         assert!(!pipe.truncated());
-        assert!(matches!(pipe.write(Bytes::from_static(b"defg")), Err(StreamError::Trap(_))));
+        assert!(matches!(
+            pipe.write(Bytes::from_static(b"defg")),
+            Err(StreamError::Trap(_))
+        ));
         assert!(pipe.truncated());
         assert_eq!(pipe.contents(), b"abcde");
     }

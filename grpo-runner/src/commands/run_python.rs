@@ -31,7 +31,9 @@ impl Args {
         let program = std::fs::read_to_string(&self.file)
             .with_context(|| format!("reading {}", self.file.display()))?;
         let stdin = match &self.stdin {
-            Some(path) => std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+            Some(path) => {
+                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?
+            }
             None => Vec::new(),
         };
         let defaults = Limits::default();
@@ -42,8 +44,13 @@ impl Args {
         };
         limits.validate().context("invalid limits")?;
         let sandbox = Sandbox::shared().context("starting the Python sandbox")?;
-        let result = sandbox.run_blocking(&program, &stdin, &limits).context("running the program")?;
-        println!("{}", serde_json::to_string(&result).context("serialising the run result")?);
+        let result = sandbox
+            .run_blocking(&program, &stdin, &limits)
+            .context("running the program")?;
+        println!(
+            "{}",
+            serde_json::to_string(&result).context("serialising the run result")?
+        );
         Ok(ExitCode::SUCCESS)
     }
 }

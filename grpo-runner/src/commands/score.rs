@@ -38,18 +38,31 @@ struct Line {
 impl Args {
     /// Runs the command.
     pub fn execute(self) -> anyhow::Result<ExitCode> {
-        let pack = Pack::load(&self.tasks).with_context(|| format!("loading pack {}", self.tasks))?;
+        let pack =
+            Pack::load(&self.tasks).with_context(|| format!("loading pack {}", self.tasks))?;
         let path = &self.completions;
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let mut items: Vec<(Task, String)> = Vec::new();
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let parsed: Line = serde_json::from_str(line)
-                .with_context(|| format!("{}:{}: not a {{\"task_id\", \"completion\"}} object", path.display(), n + 1))?;
+            let parsed: Line = serde_json::from_str(line).with_context(|| {
+                format!(
+                    "{}:{}: not a {{\"task_id\", \"completion\"}} object",
+                    path.display(),
+                    n + 1
+                )
+            })?;
             let Some(task) = pack.get(&parsed.task_id) else {
-                bail!("{}:{}: field `task_id`: no task {:?} in {}", path.display(), n + 1, parsed.task_id, self.tasks);
+                bail!(
+                    "{}:{}: field `task_id`: no task {:?} in {}",
+                    path.display(),
+                    n + 1,
+                    parsed.task_id,
+                    self.tasks
+                );
             };
             items.push((task.clone(), parsed.completion));
         }
@@ -57,11 +70,17 @@ impl Args {
         let sandbox = Sandbox::shared().context("starting the Python sandbox")?;
         let set = reward_set(&pack, sandbox);
         let started = Instant::now();
-        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("tokio runtime")?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("tokio runtime")?;
         let results = runtime.block_on(async {
             let groups = items.iter().map(|(task, completion)| {
                 let set = &set;
-                async move { set.score_group(task, std::slice::from_ref(completion)).await }
+                async move {
+                    set.score_group(task, std::slice::from_ref(completion))
+                        .await
+                }
             });
             futures::future::join_all(groups).await
         });
@@ -69,7 +88,11 @@ impl Args {
         let mut correct = 0;
         for scored in results.into_iter().flatten() {
             correct += usize::from(scored.correct);
-            writeln!(out, "{}", serde_json::to_string(&scored).context("serialising a scored result")?)?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string(&scored).context("serialising a scored result")?
+            )?;
         }
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
@@ -87,7 +110,10 @@ fn reward_set(pack: &Pack, sandbox: Sandbox) -> RewardSet {
     let accuracy = AccuracyReward::new()
         .with_kind(TaskKind::Code, Box::new(CodeReward::new(sandbox)))
         .with_kind(TaskKind::Countdown, Box::new(CountdownReward::new()));
-    let mut set = RewardSet::new().with_accuracy(Box::new(accuracy), weights.get("accuracy").copied().unwrap_or(1.0));
+    let mut set = RewardSet::new().with_accuracy(
+        Box::new(accuracy),
+        weights.get("accuracy").copied().unwrap_or(1.0),
+    );
     if let Some(&weight) = weights.get("format") {
         set = set.with(Box::new(FormatReward::default()), weight);
     }

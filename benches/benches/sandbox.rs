@@ -1,0 +1,80 @@
+//! HumanEval-style checks per second through the code reward's batch path, both cores.
+//!
+//!     cargo bench -p grpo-benches --bench sandbox
+//!
+//! One iteration scores all 164 HumanEval canonical solutions (prompt + solution + tests +
+//! `check(entry_point)`) concurrently on a shared sandbox; throughput is reported in checks.
+//! Compare with `python3 benches/baselines/python_subprocess.py`, which runs the same programs
+//! as fresh `python3 -I` subprocesses.
+
+use std::io::Read;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use grpo_rewards::Reward;
+use grpo_rewards::code::{CodeReward, Sandbox};
+use grpo_tasks::Task;
+
+fn humaneval() -> Vec<(Task, Vec<String>)> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grpo-rewards/tests/data/humaneval/HumanEval.jsonl.gz"
+    );
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .map(|line| {
+            let row: serde_json::Value = serde_json::from_str(line).unwrap();
+            let task = serde_json::json!({
+                "id": row["task_id"], "kind": "code", "prompt": row["prompt"], "language": "python",
+                "mode": "prefix",
+                "tests": {"type": "assert", "code": row["test"], "entry_point": row["entry_point"]},
+            });
+            (
+                serde_json::from_value(task).unwrap(),
+                vec![row["canonical_solution"].as_str().unwrap().to_owned()],
+            )
+        })
+        .collect()
+}
+
+fn bench_checks(c: &mut Criterion) {
+    let tasks = humaneval();
+    let reward = CodeReward::new(Sandbox::shared().unwrap());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let run_all = || {
+        rt.block_on(async {
+            let handles: Vec<_> = tasks
+                .iter()
+                .cloned()
+                .map(|(task, completions)| {
+                    let reward = reward.clone();
+                    tokio::spawn(async move { reward.score_group(&task, &completions).await })
+                })
+                .collect();
+            let mut correct = 0;
+            for h in handles {
+                correct += h
+                    .await
+                    .unwrap()
+                    .iter()
+                    .filter(|s| s.verdict.is_correct())
+                    .count();
+            }
+            correct
+        })
+    };
+    assert_eq!(run_all(), tasks.len(), "every canonical solution passes");
+    let mut group = c.benchmark_group("sandbox");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(tasks.len() as u64));
+    group.bench_function("humaneval_checks", |b| b.iter(run_all));
+    group.finish();
+}
+
+criterion_group!(benches, bench_checks);
+criterion_main!(benches);
