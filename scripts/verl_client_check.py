@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Proof with real clients: verl's unmodified SandboxFusion client, and the TRL adapter,
+against a running `grpo serve`.
+
+1. Starts `grpo serve --addr 127.0.0.1:0` (the binary from $GRPO_BIN, else target/release or
+   target/debug) and reads the address it prints.
+2. Downloads the verl wheel from PyPI (`pip download verl --no-deps`), takes its
+   `verl/utils/reward_score/sandbox_fusion/{__init__,utils}.py` out of the wheel unchanged and
+   loads them by path as a package of their own (importing `verl` itself would pull torch
+   and ray). Those files need only `requests`.
+3. Runs verl's `check_correctness` and `compute_score` on stdin/stdout cases, `fn_name` cases
+   (verl's wrapper star-imports stdlib modules and runs as `__main__`) and `assert_case`
+   cases, with correct, wrong, crashing and looping programs, and checks verl's verdicts.
+4. Calls the TRL reward-function adapter of `clients/python/grpo_client.py` the way TRL's
+   `GRPOTrainer` calls an async reward function, on a small batch of two groups.
+
+Run: `scripts/verl_client_check.sh` (makes a venv with requests + httpx, then runs this).
+Exit status 0 when every check passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import importlib.util
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "clients" / "python"))
+
+import grpo_client  # noqa: E402
+
+
+def find_binary() -> str:
+    if os.environ.get("GRPO_BIN"):
+        return os.environ["GRPO_BIN"]
+    for profile in ("release", "debug"):
+        candidate = ROOT / "target" / profile / "grpo"
+        if candidate.exists():
+            return str(candidate)
+    subprocess.run(["cargo", "build", "--bin", "grpo"], cwd=ROOT, check=True)
+    return str(ROOT / "target" / "debug" / "grpo")
+
+
+def start_server(binary: str) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline() if process.stdout else ""
+    if not line:
+        process.kill()
+        raise SystemExit("grpo serve exited before listening")
+    return process, "http://" + json.loads(line)["listening"]
+
+
+def load_verl_sandbox_fusion(workdir: str):
+    """verl's sandbox_fusion package, from the PyPI wheel, byte for byte."""
+    version = os.environ.get("VERL_VERSION")
+    spec = f"verl=={version}" if version else "verl"
+    subprocess.run([sys.executable, "-m", "pip", "download", spec, "--no-deps", "-q", "-d", workdir], check=True)
+    wheel = sorted(glob.glob(os.path.join(workdir, "verl-*.whl")))[-1]
+    package_dir = pathlib.Path(workdir) / "verl_sandbox_fusion"
+    package_dir.mkdir()
+    with zipfile.ZipFile(wheel) as z:
+        for name in ("__init__.py", "utils.py"):
+            data = z.read(f"verl/utils/reward_score/sandbox_fusion/{name}")
+            (package_dir / name).write_bytes(data)
+    spec = importlib.util.spec_from_file_location(
+        "verl_sandbox_fusion", package_dir / "__init__.py", submodule_search_locations=[str(package_dir)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["verl_sandbox_fusion"] = module
+    spec.loader.exec_module(module)
+    return module, os.path.basename(wheel)
+
+
+FAILURES: list[str] = []
+
+
+def expect(name: str, got, want) -> None:
+    ok = got == want
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: got {got!r}" + ("" if ok else f", want {want!r}"))
+    if not ok:
+        FAILURES.append(name)
+
+
+def verl_checks(verl, url: str) -> None:
+    run_code = url + "/run_code"
+    verl_utils = sys.modules["verl_sandbox_fusion.utils"]
+    check = verl_utils.check_correctness
+
+    # stdin/stdout: A + B.
+    io_cases = {"inputs": ["1 2\n", "10 -4\n", "0 0\n"], "outputs": ["3\n", "6\n", "0\n"]}
+    programs = {
+        "correct": ("a, b = map(int, input().split())\nprint(a + b)", [True, True, True]),
+        "wrong": ("a, b = map(int, input().split())\nprint(a - b)", [False, False, True]),
+        "runtime error": ("a, b = map(int, input().split())\nprint(a / 0)", [-2, -2, -2]),
+        "syntax error": ("print(", [-2, -2, -2]),
+        "infinite loop": ("while True:\n    pass", [-3, -3, -3]),
+    }
+    for name, (code, want) in programs.items():
+        results, metadata = check(run_code, io_cases, code, timeout=2)
+        expect(f"verl stdin/stdout, {name}", results, want)
+
+    # fn_name: verl wraps the code, star-imports the stdlib and runs as __main__.
+    fn_cases = {"inputs": ["[2, 7, 11, 15]\n9", "[3, 2, 4]\n6"], "outputs": ["[0, 1]", "[1, 2]"], "fn_name": "twoSum"}
+    solution = (
+        "class Solution:\n"
+        "    def twoSum(self, nums: List[int], target: int) -> List[int]:\n"
+        "        seen = {}\n"
+        "        for i, n in enumerate(nums):\n"
+        "            if target - n in seen:\n"
+        "                return [seen[target - n], i]\n"
+        "            seen[n] = i\n"
+    )
+    results, _ = check(run_code, fn_cases, solution, timeout=5)
+    expect("verl fn_name, correct (Solution class, typing names from star import)", results, [True, True])
+    results, _ = check(run_code, fn_cases, solution.replace("[seen[target - n], i]", "[i, seen[target - n]]"), timeout=5)
+    expect("verl fn_name, wrong", results, [False, False])
+    plain = "def twoSum(nums, target):\n    return [0, 1]\n"
+    results, _ = check(run_code, fn_cases, plain, timeout=5)
+    expect("verl fn_name, plain function right on one case", results, [True, False])
+
+    # assert_case: the asserts are appended to the program.
+    assert_cases = {"inputs": ["", ""], "outputs": [None, None],
+                    "assert_case": ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"]}
+    results, _ = check(run_code, assert_cases, "def add(a, b):\n    return a + b\n", timeout=5)
+    expect("verl assert_case, correct", results, [True, True])
+    results, _ = check(run_code, assert_cases, "def add(a, b):\n    return a * b\n", timeout=5)
+    expect("verl assert_case, wrong", results, [-2, -2])
+
+    # verl's compute_score on completions with fenced code.
+    correct = "Here you go:\n```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+    wrong = "```python\nprint(3)\n```"
+    score, _ = verl.compute_score(run_code, None, 1024, correct, json.dumps(io_cases), timeout=5)
+    expect("verl compute_score, correct", score, 1.0)
+    score, _ = verl.compute_score(run_code, None, 1024, wrong, io_cases, timeout=5)
+    expect("verl compute_score, right on one case of three", round(score, 4), round(1 / 3, 4))
+
+    # verl's call_sandbox_api directly: the response shape it reads.
+    response, error = verl_utils.call_sandbox_api(run_code, "import sys\nprint(sys.stdin.read().upper())", "abc", 5, 5, 1024)
+    expect("verl call_sandbox_api, no error", error, None)
+    expect("verl call_sandbox_api, status", response["status"], "Success")
+    expect("verl call_sandbox_api, stdout", response["run_result"]["stdout"], "ABC\n")
+    response, error = verl_utils.call_sandbox_api(run_code, "print(1)", None, 5, 5, 1024, language="cpp")
+    expect("verl call_sandbox_api, other language refused (HTTP 422)", response is None and "422" in error, True)
+
+
+def trl_checks(url: str) -> None:
+    """The adapter as TRL's GRPOTrainer calls an async reward function: keyword arguments
+    `prompts`, `completions` (conversational here) and one list per dataset column, each
+    row repeated num_generations times."""
+    reward = grpo_client.trl_reward_function(url, column="verification_info")
+    square = {"language": "python", "test_cases": [
+        {"input": "3\n", "output": "9\n", "type": "stdin_stdout"},
+        {"input": "0\n", "output": "0\n", "type": "stdin_stdout"}]}
+    double = {"language": "python", "test_cases": [
+        {"input": "3\n", "output": "6\n", "type": "stdin_stdout"},
+        {"input": "0\n", "output": "0\n", "type": "stdin_stdout"}]}
+    answers = ["n = int(input())\nprint(n * n)", "n = int(input())\nprint(n + n)", "print(", "print(0)"]
+    completions = [[{"role": "assistant", "content": f"```python\n{a}\n```"}] for a in answers * 2]
+    infos = [square] * 4 + [double] * 4
+    prompts = [[{"role": "user", "content": "square"}]] * 4 + [[{"role": "user", "content": "double"}]] * 4
+    rewards = asyncio.run(reward(prompts=prompts, completions=completions, verification_info=infos))
+    # Partial credit (open-r1 shape): square group 1, 1/2 (0 → 0), 0, 1/2; double group 1/2, 1, 0, 1/2.
+    expect("TRL adapter, two groups in order", rewards, [1.0, 0.5, 0.0, 0.5, 0.5, 1.0, 0.0, 0.5])
+    expect("TRL adapter is a coroutine function", asyncio.iscoroutinefunction(reward), True)
+
+    math_reward = grpo_client.trl_reward_function(url)
+    rewards = asyncio.run(math_reward(prompts=["2+2?"] * 2, completions=["\\boxed{4}", "\\boxed{5}"], answer=["4", "4"]))
+    expect("TRL adapter, math answers from an `answer` column", rewards, [1.0, 0.0])
+
+    # A server that is gone: the adapter retries, then raises (never a silent 0).
+    dead = grpo_client.trl_reward_function(
+        "http://127.0.0.1:9", client=grpo_client.AsyncGrpoClient("http://127.0.0.1:9", retries=1, backoff=0.01))
+    try:
+        asyncio.run(dead(prompts=["p"], completions=["\\boxed{1}"], answer=["1"]))
+        expect("TRL adapter raises when the service is unreachable", "returned", "raised")
+    except grpo_client.GrpoServiceError as e:
+        expect("TRL adapter raises when the service is unreachable", "after 2 attempts" in str(e), True)
+
+
+def main() -> int:
+    binary = find_binary()
+    server, url = start_server(binary)
+    try:
+        with tempfile.TemporaryDirectory() as workdir:
+            verl, wheel = load_verl_sandbox_fusion(workdir)
+            print(f"server {url}; verl client from {wheel}")
+            verl_checks(verl, url)
+        trl_checks(url)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(f"server exit status {server.returncode}")
+    if server.returncode != 0:
+        FAILURES.append("server exit status")
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed: {FAILURES}")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
