@@ -274,6 +274,7 @@ pub fn read(dir: &Path, device: &Device) -> Result<Checkpoint> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use rand::{RngCore, SeedableRng};
 

@@ -450,15 +450,15 @@ impl TrainConfig {
                 "model.tiny.num_key_value_heads",
                 t.num_key_value_heads as u64,
             )?;
-            if t.hidden_size % t.num_attention_heads != 0
-                || (t.hidden_size / t.num_attention_heads) % 2 != 0
+            if !t.hidden_size.is_multiple_of(t.num_attention_heads)
+                || !(t.hidden_size / t.num_attention_heads).is_multiple_of(2)
             {
                 return Err(bad(
                     "model.tiny.hidden_size",
                     "must split into heads of even width",
                 ));
             }
-            if t.num_attention_heads % t.num_key_value_heads != 0 {
+            if !t.num_attention_heads.is_multiple_of(t.num_key_value_heads) {
                 return Err(bad(
                     "model.tiny.num_key_value_heads",
                     "must divide num_attention_heads",
@@ -595,7 +595,7 @@ fn to_table<T: Serialize>(value: &T) -> Result<toml::Table> {
 
 /// The built-in CPU run (see the crate README for what it shows and why it is shaped so).
 fn tiny() -> TrainConfig {
-    let max_new_tokens = 40;
+    let max_new_tokens = 28;
     let mut algorithm = AlgorithmSection::preset(Algorithm::Grpo, max_new_tokens);
     // No reference model: β = 0 (as Dr. GRPO and DAPO do); the clip keeps updates small.
     algorithm.loss.beta = 0.0;
@@ -606,12 +606,12 @@ fn tiny() -> TrainConfig {
         model: ModelSection {
             source: "tiny".into(),
             tiny: TinyModelSpec {
-                hidden_size: 128,
-                num_hidden_layers: 4,
+                hidden_size: 64,
+                num_hidden_layers: 2,
                 num_attention_heads: 4,
                 num_key_value_heads: 4,
-                intermediate_size: 384,
-                max_position_embeddings: 256,
+                intermediate_size: 192,
+                max_position_embeddings: 128,
                 seed: 0,
                 ..TinyModelSpec::default()
             },
@@ -645,7 +645,7 @@ fn tiny() -> TrainConfig {
             max_refill_rounds: 2,
         },
         optimizer: OptimizerSection {
-            lr: 1e-3,
+            lr: 2e-3,
             beta1: 0.9,
             beta2: 0.99,
             eps: 1e-8,
@@ -658,23 +658,23 @@ fn tiny() -> TrainConfig {
             min_lr_ratio: 0.0,
         },
         budget: BudgetSection {
-            steps: 150,
-            max_minutes: 0.0,
+            steps: 100,
+            max_minutes: 10.0,
         },
         eval: EvalSection {
-            every: 25,
-            problems: 300,
+            every: 10,
+            problems: 200,
             max_new_tokens,
-            batch_prompts: 300,
+            batch_prompts: 200,
         },
         warmup: WarmupSection {
-            steps: 600,
+            steps: 400,
             batch_size: 64,
-            lr: 3e-3,
-            worked_fraction: 0.3,
+            lr: 1e-2,
+            worked_fraction: 0.5,
         },
         checkpoint: CheckpointSection {
-            every: 50,
+            every: 25,
             samples_per_step: 4,
         },
     }
@@ -726,7 +726,8 @@ fn smoke() -> TrainConfig {
 }
 
 /// A few GRPO steps on SmolLM2-135M-Instruct (set `model.source` to its GGUF file) on the
-/// GSM8K-style built-in pack, with the R1-Zero template.
+/// eight GSM8K-style problems of `grpo-runner/tests/data/gsm8k_mini.jsonl` (paths are relative
+/// to the repository root), R1-Zero template inside the model's chat template.
 fn smollm2() -> TrainConfig {
     let base = tiny();
     let max_new_tokens = 128;
@@ -740,9 +741,10 @@ fn smollm2() -> TrainConfig {
             ..base.model.clone()
         },
         pack: PackSection {
-            source: "builtin:arith".into(),
+            source: "grpo-runner/tests/data/gsm8k_mini.jsonl".into(),
             template: "r1_zero".into(),
-            ..base.pack.clone()
+            train_split: "gsm8k_mini".into(),
+            eval_split: "gsm8k_mini".into(),
         },
         algorithm,
         sampling: SamplingSection {
@@ -783,6 +785,7 @@ fn smollm2() -> TrainConfig {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -355,6 +355,7 @@ fn tensor_step(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use candle_nn::Optimizer;
 

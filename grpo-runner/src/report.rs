@@ -264,6 +264,7 @@ pub fn summary_text(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

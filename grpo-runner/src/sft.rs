@@ -253,6 +253,7 @@ pub fn warm_up(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

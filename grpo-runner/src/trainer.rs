@@ -809,13 +809,13 @@ impl Trainer {
             dir.append_step(&record)?;
             dir.append_samples(&samples)?;
             on_event(&Event::Step(Box::new(record)));
-            if self.step % self.config.eval.every == 0 || self.step == total {
+            if self.step.is_multiple_of(self.config.eval.every) || self.step == total {
                 let record = self.evaluate()?;
                 last_eval_step = Some(record.step);
                 dir.append_eval(&record)?;
                 on_event(&Event::Eval(record));
             }
-            if self.config.checkpoint.every > 0 && self.step % self.config.checkpoint.every == 0 {
+            if self.config.checkpoint.every > 0 && self.step.is_multiple_of(self.config.checkpoint.every) {
                 self.checkpoint(&dir.checkpoints(), elapsed(self.elapsed_before))?;
                 on_event(&Event::Checkpoint { step: self.step });
             }
