@@ -60,6 +60,12 @@ pub enum ApiError {
         /// The path asked for.
         path: String,
     },
+    /// The sandbox failed while scoring (503; clients retry). Never reported as a 0 reward.
+    #[error("the sandbox failed while scoring; retry: {reason}")]
+    SandboxFault {
+        /// What failed.
+        reason: String,
+    },
     /// The server is shutting down (503).
     #[error("the server is shutting down")]
     ShuttingDown,
@@ -83,7 +89,9 @@ impl ApiError {
             ApiError::Overloaded { .. } => StatusCode::GATEWAY_TIMEOUT,
             ApiError::NotImplemented { .. } => StatusCode::NOT_IMPLEMENTED,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
-            ApiError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::ShuttingDown | ApiError::SandboxFault { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -100,6 +108,7 @@ impl ApiError {
             ApiError::NotImplemented { .. } => "not_implemented",
             ApiError::NotFound { .. } => "not_found",
             ApiError::ShuttingDown => "shutting_down",
+            ApiError::SandboxFault { .. } => "sandbox_error",
             ApiError::Internal { .. } => "internal",
         }
     }

@@ -15,6 +15,8 @@
 //! every request, so scaling out is running more replicas behind any load balancer.
 //! Requests past `max_inflight` wait in a bounded queue for a bounded time (at least the
 //! request's own `run_timeout`) and are then answered 504, which verl's client retries.
+//! A sandbox failure while scoring answers 503 `sandbox_error` (retried by clients), never a
+//! reward of 0 that would corrupt the group's advantages.
 //! Bad input gets a JSON 4xx (`{"detail", "code"}`, see [`error`]); handlers never panic, and
 //! a panic would be answered 500 without taking the server down.
 //!
@@ -53,6 +55,7 @@ use crate::code::{CodeReward, Limits, Sandbox};
 use crate::compose::{AccuracyReward, RewardSet};
 use crate::countdown::CountdownReward;
 use crate::format::FormatReward;
+use crate::result::{Verdict, VerdictKind};
 pub use admission::Admission;
 pub use error::{ApiError, JsonBody};
 pub use metrics::Metrics;
@@ -326,8 +329,60 @@ async fn score_handler(
     state
         .metrics
         .add_sandbox_runs(prepared.sandbox_runs(request.completions.len()));
+    // A sandbox fault is ours, not the completion's: answering 0 for it would corrupt the
+    // group's advantages, so the whole request fails with a status clients retry.
+    if let Some(fault) = results.iter().find(|r| is_sandbox_fault(&r.verdict)) {
+        tracing::error!(task = %fault.task_id, reason = %fault.verdict.reason, "sandbox fault on /v1/score");
+        return Err(ApiError::SandboxFault {
+            reason: fault.verdict.reason.clone(),
+        });
+    }
     for result in &results {
         state.metrics.record_verdict(result.verdict.kind);
     }
     Ok(axum::Json(ScoreResponse { results }))
+}
+
+/// Whether a verdict reports a failure of the sandbox itself (the code reward's
+/// `the sandbox failed: …` crash verdict) rather than of the program.
+fn is_sandbox_fault(verdict: &Verdict) -> bool {
+    verdict.kind == VerdictKind::Crash && verdict.reason.starts_with(SANDBOX_FAULT_PREFIX)
+}
+
+/// How the code reward starts the reason of a verdict caused by a sandbox failure.
+const SANDBOX_FAULT_PREFIX: &str = "the sandbox failed";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_sandbox_failures_count_as_faults() {
+        let table = [
+            (
+                VerdictKind::Crash,
+                "the sandbox failed: sandbox engine: closed",
+                true,
+            ),
+            (
+                VerdictKind::Crash,
+                "0 of 1 tests passed; test 0: the interpreter crashed",
+                false,
+            ),
+            // A program cannot forge a fault: its output only appears after the case prefix.
+            (
+                VerdictKind::TestsFailed,
+                "the sandbox failed: printed by the program",
+                false,
+            ),
+            (VerdictKind::Correct, "all 2 tests passed", false),
+        ];
+        for (kind, reason, fault) in table {
+            assert_eq!(
+                is_sandbox_fault(&Verdict::new(kind, reason)),
+                fault,
+                "{reason}"
+            );
+        }
+    }
 }
