@@ -482,6 +482,7 @@ mod bad_input {
     async fn clear_4xx_and_the_server_keeps_serving() {
         let config = ServiceConfig {
             max_body_bytes: 64 * 1024,
+            max_sandbox_runs: 5,
             ..ServiceConfig::default()
         };
         let server = Server::start(config).await;
@@ -540,6 +541,13 @@ mod bad_input {
                 b"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
                 400,
                 "malformed_json",
+            ),
+            // 3 completions × 2 stdio cases = 6 runs, over the configured 5.
+            (
+                "/v1/score",
+                br#"{"ground_truth": {"inputs": ["", ""], "outputs": ["", ""]}, "completions": ["a", "b", "c"]}"#,
+                422,
+                "invalid_request",
             ),
         ];
         for (path, body, status, code) in cases {

@@ -76,6 +76,8 @@ pub struct ServiceConfig {
     pub max_body_bytes: usize,
     /// The most completions in one `/v1/score` request.
     pub max_completions: usize,
+    /// The most sandbox programs one `/v1/score` request may need (completions × stdio cases).
+    pub max_sandbox_runs: u64,
     /// The longest `run_timeout` a `/run_code` request may ask for, in seconds.
     pub max_run_timeout_s: f64,
     /// The largest `memory_limit_MB` a `/run_code` request may ask for (larger asks are capped).
@@ -94,6 +96,7 @@ impl Default for ServiceConfig {
             queue_wait: Duration::from_secs(10),
             max_body_bytes: 16 << 20,
             max_completions: 1024,
+            max_sandbox_runs: 16_384,
             max_run_timeout_s: 60.0,
             max_memory_mb: 1024,
             limits: Limits::default(),
@@ -314,6 +317,13 @@ async fn score_handler(
     JsonBody(request): JsonBody<ScoreRequest>,
 ) -> Result<axum::Json<ScoreResponse>, ApiError> {
     let prepared = request.prepare(state.config.max_completions)?;
+    let runs = prepared.sandbox_runs(request.completions.len());
+    if runs > state.config.max_sandbox_runs {
+        return Err(ApiError::invalid(format!(
+            "this request needs {runs} sandbox runs (completions × test cases); the limit is {}",
+            state.config.max_sandbox_runs
+        )));
+    }
     let _admitted = admit(&state, state.config.queue_wait).await?;
     let code = CodeReward::new(state.sandbox.clone())
         .with_limits(state.config.limits.clone())
@@ -326,9 +336,7 @@ async fn score_handler(
         set = set.with(Box::new(FormatReward::default()), weight);
     }
     let results = set.score_group(&prepared.task, &request.completions).await;
-    state
-        .metrics
-        .add_sandbox_runs(prepared.sandbox_runs(request.completions.len()));
+    state.metrics.add_sandbox_runs(runs);
     // A sandbox fault is ours, not the completion's: answering 0 for it would corrupt the
     // group's advantages, so the whole request fails with a status clients retry.
     if let Some(fault) = results.iter().find(|r| is_sandbox_fault(&r.verdict)) {
