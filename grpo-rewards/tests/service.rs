@@ -165,7 +165,8 @@ mod sandbox_fusion {
     async fn run_code_outcomes() {
         let server = Server::default().await;
         // (program, stdin, timeout, top status, run status, return code, stdout)
-        let table: &[(&str, Option<&str>, u64, &str, &str, Value, &str)] = &[
+        type Case<'a> = (&'a str, Option<&'a str>, u64, &'a str, &'a str, Value, &'a str);
+        let table: &[Case<'_>] = &[
             (
                 "print(6 * 7)",
                 None,
