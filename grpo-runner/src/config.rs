@@ -278,7 +278,8 @@ pub struct TrainConfig {
     pub preset: Preset,
     /// Seed of every random choice (initialisation, prompts, sampling).
     pub seed: u64,
-    /// CPU threads for tensor kernels (0: candle's default). Resumed runs reproduce an
+    /// CPU threads for tensor kernels (0: candle's default, all cores); `grpo train` applies
+    /// it through `RAYON_NUM_THREADS` before any tensor work. Resumed runs reproduce an
     /// uninterrupted one only with the same thread count.
     pub threads: usize,
     /// The policy.

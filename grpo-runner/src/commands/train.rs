@@ -67,6 +67,7 @@ impl Args {
                 print!("{}", config.to_toml()?);
                 return Ok(ExitCode::SUCCESS);
             }
+            apply_threads(config.threads);
             let trainer = Trainer::new(config).context("setting up the run")?;
             let dir = RunDir::create(&out, trainer.config())
                 .with_context(|| format!("creating {}", out.display()))?;
@@ -90,6 +91,15 @@ impl Args {
             eprintln!("run directory: {}", out.display());
         }
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Sets the thread count of candle's CPU kernels (`threads = 0` keeps the default: all cores).
+fn apply_threads(threads: usize) {
+    if threads > 0 {
+        // SAFETY: called before any tensor work or thread pool exists; no other thread of
+        // this process reads or writes the environment at this point.
+        unsafe { std::env::set_var("RAYON_NUM_THREADS", threads.to_string()) };
     }
 }
 
