@@ -81,3 +81,30 @@ fn zero_learning_rate_leaves_the_policy_unchanged() {
         .collect();
     assert_eq!(before, after);
 }
+
+/// DAPO's dynamic sampling drops tied groups and samples more prompts to refill the batch.
+#[test]
+fn dynamic_sampling_refills_dropped_groups() {
+    let sets = [
+        "algorithm.name=dapo",
+        "rewards.format_mode=\"tag_count\"",
+        "rewards.format=1.0",
+        "warmup.steps=0",
+        "update.max_refill_rounds=3",
+    ]
+    .map(String::from);
+    let config = TrainConfig::resolve(Preset::Smoke, None, &sets).unwrap();
+    assert!(config.algorithm.shaping.filter_zero_variance_groups);
+    let mut trainer = Trainer::new(config.clone()).unwrap();
+    for _ in 0..3 {
+        let (record, _) = trainer.step().unwrap();
+        assert!(record.groups <= config.sampling.prompts_per_step);
+        assert!(record.refill_rounds <= 3);
+        // Every group the update used had reward variance, so a refill happened exactly when
+        // some sampled group was tied and the batch was not yet full.
+        if record.zero_variance_group_fraction == 0.0 {
+            assert_eq!(record.refill_rounds, 0);
+            assert_eq!(record.groups, config.sampling.prompts_per_step);
+        }
+    }
+}
