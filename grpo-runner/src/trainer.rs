@@ -688,11 +688,11 @@ impl Trainer {
                                 .map(move |c| (&groups[i].prompt_ids[..], &c.tokens[..]))
                         })
                         .collect();
-                    packed.push(PackedBatch::pack(&rows, eos, &device)?);
+                    packed.push(PackedBatch::pack(&rows, eos, &device)?.completion_window()?);
                 }
-                let normalizer = Normalizer::from_masks(packed.iter().map(|b| &b.mask))?;
+                let normalizer = Normalizer::from_masks(packed.iter().map(|(_, b)| &b.mask))?;
                 let mut step_metrics = Vec::with_capacity(micro.len());
-                for (ids, batch) in micro.iter().zip(&packed) {
+                for (ids, (offset, batch)) in micro.iter().zip(&packed) {
                     let old: Vec<&[f32]> = ids
                         .iter()
                         .flat_map(|&i| groups[i].completions.iter().map(|c| &c.logprobs[..]))
@@ -717,9 +717,7 @@ impl Trainer {
                         .flat_map(|&i| advantages[i].iter().map(|&a| a as f32))
                         .collect();
                     let adv = Tensor::from_vec(adv, batch.rows(), &device)?;
-                    let mut logits = self
-                        .policy
-                        .forward(&batch.inputs, &batch.left_pad(), None)?;
+                    let mut logits = window_logits(&self.policy, batch, *offset)?;
                     if temperature != 1.0 {
                         logits = (logits / temperature)?;
                     }
@@ -815,7 +813,9 @@ impl Trainer {
                 dir.append_eval(&record)?;
                 on_event(&Event::Eval(record));
             }
-            if self.config.checkpoint.every > 0 && self.step.is_multiple_of(self.config.checkpoint.every) {
+            if self.config.checkpoint.every > 0
+                && self.step.is_multiple_of(self.config.checkpoint.every)
+            {
                 self.checkpoint(&dir.checkpoints(), elapsed(self.elapsed_before))?;
                 on_event(&Event::Checkpoint { step: self.step });
             }
@@ -861,10 +861,8 @@ fn reference_logprobs(
         .first()
         .copied()
         .unwrap_or(0);
-    let batch = PackedBatch::pack(&rows, eos, reference.device())?;
-    let mut logits = reference
-        .detached()
-        .forward(&batch.inputs, &batch.left_pad(), None)?;
+    let (offset, batch) = PackedBatch::pack(&rows, eos, reference.device())?.completion_window()?;
+    let mut logits = window_logits(&reference.detached(), &batch, offset)?;
     if temperature != 1.0 {
         logits = (logits / temperature)?;
     }
@@ -874,6 +872,19 @@ fn reference_logprobs(
         .zip(batch.starts.iter().zip(&batch.lens))
         .map(|(row, (&s, &l))| row[s..s + l].to_vec())
         .collect())
+}
+
+/// Logits of `batch`'s target positions from `offset` on (see
+/// [`PackedBatch::completion_window`]): the prompt's positions are never projected.
+fn window_logits(model: &Model, batch: &PackedBatch, offset: usize) -> Result<Tensor> {
+    let hidden = model.forward_hidden(&batch.inputs, &batch.left_pad(), None)?;
+    let (_, seq, _) = hidden.dims3()?;
+    let hidden = if offset == 0 {
+        hidden
+    } else {
+        hidden.narrow(1, offset, seq - offset)?
+    };
+    model.logits(&hidden)
 }
 
 /// Per-row values placed at each row's completion positions, zeros elsewhere: `[rows, seq]`.
