@@ -84,6 +84,7 @@ pub struct Trainer {
     template: Template,
     prompt_rng: ChaCha8Rng,
     step: u64,
+    warmed_up: bool,
     elapsed_before: f64,
     runtime: tokio::runtime::Runtime,
 }
@@ -237,6 +238,7 @@ impl Trainer {
             template,
             prompt_rng,
             step: 0,
+            warmed_up: false,
             elapsed_before: 0.0,
             runtime,
         })
@@ -268,6 +270,8 @@ impl Trainer {
         trainer.optimizer.load_state(ckpt.optimizer)?;
         trainer.prompt_rng = ckpt.state.prompt_rng.restore()?;
         trainer.step = ckpt.state.step;
+        // Every checkpoint is written after the warm-up.
+        trainer.warmed_up = true;
         trainer.elapsed_before = ckpt.state.elapsed_seconds;
         tracing::info!(step = trainer.step, dir = %dir.display(), "resumed");
         Ok(trainer)
@@ -783,12 +787,19 @@ impl Trainer {
         let elapsed = |before: f64| before + start.elapsed().as_secs_f64();
         let mut warmup = None;
         let total = self.config.budget.steps;
-        if self.step == 0 {
+        if !self.warmed_up {
             warmup = self.warm_up(on_event)?;
+            self.warmed_up = true;
             self.freeze_reference()?;
             let record = self.evaluate()?;
             dir.append_eval(&record)?;
             on_event(&Event::Eval(record));
+            // Step 0: the warmed-up policy, so a resumed or branched run (a control with
+            // learning rate 0, another algorithm) never repeats the warm-up.
+            if self.config.checkpoint.every > 0 {
+                self.checkpoint(&dir.checkpoints(), elapsed(self.elapsed_before))?;
+                on_event(&Event::Checkpoint { step: 0 });
+            }
         }
         on_event(&Event::GrpoStarted {
             from: self.step,

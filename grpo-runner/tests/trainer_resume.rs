@@ -54,6 +54,12 @@ fn resume_matches(extra: &[&str]) {
     assert_eq!(timeless(&continued), timeless(&uninterrupted));
     let evals: Vec<u64> = dir.evals().unwrap().iter().map(|e| e.step).collect();
     assert_eq!(evals, [0, 2, 4]);
+    assert!(
+        split
+            .path()
+            .join("checkpoints/step-000000/model.safetensors")
+            .exists()
+    );
 }
 
 #[test]
