@@ -4,7 +4,7 @@
 
 Needs `wrk` (Debian: `apt-get install wrk`) and a built `grpo` ($GRPO_BIN, else
 target/release/grpo, else target/debug/grpo). Prints a Markdown table and, with --long N,
-the resident memory of the server sampled while it answers at least N `/run_code` requests.
+the resident memory of the server sampled while it answers at least N requests of one scenario.
 
     python3 benches/service_load.py --duration 10 --concurrency 1,4,16,64 --long 50000
 """
@@ -103,6 +103,7 @@ def main() -> int:
     parser.add_argument("--concurrency", default="1,4,16,64", help="comma-separated connection counts")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated scenario names")
     parser.add_argument("--long", type=int, default=0, help="requests of the memory run (0: skip)")
+    parser.add_argument("--long-scenario", default="run_code", help="scenario of the memory run")
     parser.add_argument("--serve-args", default="--max-inflight 256", help="extra `grpo serve` arguments")
     args = parser.parse_args()
 
@@ -121,7 +122,7 @@ def main() -> int:
                     print(f"| {name} | {c} | {r['rps']:.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['non_2xx']} |",
                           flush=True)
             if args.long:
-                path, body = SCENARIOS["run_code"]
+                path, body = SCENARIOS[args.long_scenario]
                 script = lua_script(body, directory, "long")
                 samples = [(0, rss_mib(server.pid))]
                 done = threading.Event()
@@ -142,7 +143,8 @@ def main() -> int:
                 done.set()
                 sampler.join()
                 samples.append((round(time.time() - started), rss_mib(server.pid)))
-                print(f"\nlong run: {total} /run_code requests at 16 connections in {time.time() - started:.0f} s")
+                print(f"\nlong run: {total} {args.long_scenario} requests at 16 connections "
+                      f"in {time.time() - started:.0f} s")
                 print("RSS MiB over time (s: MiB): " + ", ".join(f"{t}: {m:.0f}" for t, m in samples))
     finally:
         server.terminate()
