@@ -165,7 +165,15 @@ mod sandbox_fusion {
     async fn run_code_outcomes() {
         let server = Server::default().await;
         // (program, stdin, timeout, top status, run status, return code, stdout)
-        type Case<'a> = (&'a str, Option<&'a str>, u64, &'a str, &'a str, Value, &'a str);
+        type Case<'a> = (
+            &'a str,
+            Option<&'a str>,
+            u64,
+            &'a str,
+            &'a str,
+            Value,
+            &'a str,
+        );
         let table: &[Case<'_>] = &[
             (
                 "print(6 * 7)",

@@ -37,6 +37,9 @@ pub struct Args {
     /// Most completions in one `/v1/score` request.
     #[arg(long, default_value_t = 1024)]
     pub max_completions: usize,
+    /// Most sandbox programs one `/v1/score` request may need (completions × stdio cases).
+    #[arg(long, default_value_t = 16_384)]
+    pub max_sandbox_runs: u64,
     /// Default CPU time limit of one program, in milliseconds (`/v1/score` code tasks).
     #[arg(long, default_value_t = 5_000)]
     pub time_limit_ms: u64,
@@ -67,6 +70,7 @@ impl Args {
             queue_wait: Duration::from_millis(self.queue_wait_ms),
             max_body_bytes: self.max_body_bytes,
             max_completions: self.max_completions,
+            max_sandbox_runs: self.max_sandbox_runs,
             limits,
             ..defaults
         };
