@@ -179,11 +179,15 @@ class AsyncGrpoClient:
         self._timeout = timeout
         self._limits = httpx.Limits(max_connections=max_connections)
         self._http: Optional[httpx.AsyncClient] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
 
     def _client(self) -> httpx.AsyncClient:
-        # Created lazily, inside the running event loop.
-        if self._http is None:
+        # Created lazily inside the running event loop, and again when a caller (TRL, a test)
+        # runs us on a new loop: a connection pool cannot outlive its loop.
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._loop is not loop:
             self._http = httpx.AsyncClient(base_url=self.url, timeout=self._timeout, limits=self._limits)
+            self._loop = loop
         return self._http
 
     async def aclose(self) -> None:

@@ -83,6 +83,12 @@ def test_trl_adapter_on_a_small_batch(url):
     assert rewards == [1.0, 0.0, 1.0, 1.0]
 
 
+def test_trl_adapter_survives_a_new_event_loop_per_call(url):
+    reward = grpo_client.trl_reward_function(url)
+    for _ in range(3):
+        assert asyncio.run(reward(prompts=["p"], completions=["\\boxed{2}"], ground_truth=["2"])) == [1.0]
+
+
 def test_trl_adapter_refuses_a_batch_without_tasks(url):
     reward = grpo_client.trl_reward_function(url)
     with pytest.raises(GrpoServiceError, match="no task column"):
