@@ -24,6 +24,7 @@ fn bench_math(c: &mut Criterion) {
         })
     });
     let mut categories: Vec<&str> = pairs.iter().map(|p| p.category.as_str()).collect();
+    categories.sort_unstable();
     categories.dedup();
     for cat in categories {
         let subset: Vec<_> = pairs.iter().filter(|p| p.category == cat).collect();
