@@ -242,11 +242,7 @@ impl Value {
             .ok_or_else(|| RewardError::TooLarge {
                 what: format!("factorial of {}", q.numer()),
             })?;
-        let mut acc = BigInt::one();
-        for k in 2..=n {
-            acc *= k;
-        }
-        checked(BigRational::from_integer(acc))
+        checked(BigRational::from_integer(product(1, n)))
     }
 
     /// The sign of a real value (-1, 0, 1); an error for a non-real value.
@@ -280,6 +276,23 @@ impl Value {
             .ok_or_else(|| too_large("a value with no float form"))?;
         Ok((a, b))
     }
+}
+
+/// `lo · (lo+1) · … · hi` by binary splitting, so the big multiplications are balanced
+/// (`2006!` in tens of microseconds instead of a long chain of small-by-big products).
+fn product(lo: u64, hi: u64) -> BigInt {
+    if hi < lo {
+        return BigInt::one();
+    }
+    if hi - lo < 16 {
+        let mut acc = BigInt::from(lo);
+        for k in lo + 1..=hi {
+            acc *= k;
+        }
+        return acc;
+    }
+    let mid = lo + (hi - lo) / 2;
+    product(lo, mid) * product(mid + 1, hi)
 }
 
 /// `b^e` for an integer exponent, exactly, refusing results past the size cap before
@@ -430,6 +443,15 @@ mod tests {
         assert!(matches!(big, Err(RewardError::TooLarge { .. })));
         assert!(int(1).pow(&int(10_000_000_000)).is_ok());
         assert!(int(3000).factorial().is_ok());
+        // 20! = 2432902008176640000; 0! = 1! = 1.
+        assert_eq!(
+            int(20).factorial().unwrap(),
+            Value::Exact(BigRational::from_integer(
+                "2432902008176640000".parse().unwrap()
+            ))
+        );
+        assert_eq!(int(0).factorial().unwrap(), int(1));
+        assert_eq!(int(1).factorial().unwrap(), int(1));
         assert!(int(100_000).factorial().is_err());
     }
 
