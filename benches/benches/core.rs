@@ -13,8 +13,8 @@
 use candle_core::{DType, Device, Tensor, Var};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use grpo_core::{
-    AdvantageConfig, LossConfig, LossInputs, Normalizer, RatioLevel, group_advantages,
-    policy_loss, token_logprobs,
+    AdvantageConfig, LossConfig, LossInputs, Normalizer, RatioLevel, group_advantages, policy_loss,
+    token_logprobs,
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
@@ -117,7 +117,12 @@ fn bench_logprobs(c: &mut Criterion) {
     group.bench_function("forward_backward", |b| {
         b.iter(|| {
             let logp = token_logprobs(logits.as_tensor(), &ids).unwrap();
-            (logp * &weights).unwrap().sum_all().unwrap().backward().unwrap()
+            (logp * &weights)
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap()
         })
     });
     group.finish();

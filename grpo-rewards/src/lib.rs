@@ -18,9 +18,9 @@ pub mod result;
 pub mod reward;
 pub mod service;
 
-pub use result::{RunResult, RunStatus, ScoredResult, TestOutcome, Verdict, VerdictKind};
-pub use reward::{Reward, Score};
 pub use compose::{AccuracyReward, RewardSet};
 pub use error::{Result, RewardError};
 pub use format::{FormatConfig, FormatMode, FormatReward};
 pub use math::{MathCheck, MathChecker, MathConfig, MathReward};
+pub use result::{RunResult, RunStatus, ScoredResult, TestOutcome, Verdict, VerdictKind};
+pub use reward::{Reward, Score};

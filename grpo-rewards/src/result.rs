@@ -111,7 +111,11 @@ pub struct Verdict {
 impl Verdict {
     /// A verdict without per-test outcomes.
     pub fn new(kind: VerdictKind, reason: impl Into<String>) -> Self {
-        Verdict { kind, reason: reason.into(), tests: None }
+        Verdict {
+            kind,
+            reason: reason.into(),
+            tests: None,
+        }
     }
 
     /// Whether the verdict is [`VerdictKind::Correct`].

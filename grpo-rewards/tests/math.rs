@@ -4,10 +4,6 @@
 use grpo_rewards::math::{ExtractRule, MathChecker, MathConfig, extract, parse_answer};
 use grpo_rewards::{RewardError, VerdictKind};
 
-fn check(gold: &str, pred: &str) -> bool {
-    MathChecker::default().check(gold, pred).correct
-}
-
 /// (gold, prediction) pairs that must be judged equivalent. The prediction goes through the
 /// same extraction as a completion (a bare answer is found by the last-number rule or used
 /// whole when it has no marker).
