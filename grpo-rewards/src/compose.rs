@@ -13,8 +13,8 @@
 //! - `verdict`: the accuracy component's verdict (the first component's when no accuracy
 //!   component is marked).
 //!
-//! [`AccuracyReward`] dispatches by [`TaskKind`] so one set scores mixed packs: math is
-//! routed to [`MathReward`] out of the box; other kinds are added with
+//! [`AccuracyReward`] dispatches by [`TaskKind`] so one set scores mixed packs: math and
+//! countdown are routed out of the box; code (which needs a sandbox) is added with
 //! [`AccuracyReward::with_kind`].
 //!
 //! ```
@@ -39,6 +39,7 @@ use std::collections::{BTreeMap, HashMap};
 use futures::future::{BoxFuture, join_all};
 use grpo_tasks::{Task, TaskKind};
 
+use crate::countdown::CountdownReward;
 use crate::error::{Result, RewardError};
 use crate::math::MathReward;
 use crate::result::{ScoredResult, Verdict, VerdictKind};
@@ -196,9 +197,13 @@ impl Default for AccuracyReward {
 }
 
 impl AccuracyReward {
-    /// Math routed to the default [`MathReward`]; other kinds unrouted.
+    /// Math routed to the default [`MathReward`] and countdown to the default
+    /// [`CountdownReward`]; code unrouted until [`AccuracyReward::with_kind`] adds a
+    /// `CodeReward` (it needs a sandbox, which is costly to build and not always wanted).
     pub fn new() -> Self {
-        AccuracyReward::empty().with_kind(TaskKind::Math, Box::new(MathReward::default()))
+        AccuracyReward::empty()
+            .with_kind(TaskKind::Math, Box::new(MathReward::default()))
+            .with_kind(TaskKind::Countdown, Box::new(CountdownReward::new()))
     }
 
     /// No routes at all.
@@ -296,6 +301,13 @@ mod tests {
         .unwrap()
     }
 
+    fn code() -> Task {
+        serde_json::from_str(
+            r#"{"id":"k","kind":"code","prompt":"p","language":"python","mode":"full","tests":{"type":"stdio","cases":[]}}"#,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn weighted_sum_and_missing_values() {
         let set = RewardSet::new()
@@ -312,12 +324,24 @@ mod tests {
         assert!((r[1].reward - 0.1).abs() < 1e-12);
         assert!(r[0].correct && !r[1].correct);
         assert_eq!(r[1].verdict.kind, VerdictKind::WrongAnswer);
-        // Countdown is not routed: accuracy and length are missing, format alone counts.
-        let r = futures::executor::block_on(set.score_group(&countdown(), &c));
+        // Code is not routed by default: accuracy and length are missing, format alone counts.
+        let r = futures::executor::block_on(set.score_group(&code(), &c));
         assert_eq!(r[0].reward, 0.5);
         assert_eq!(r[0].rewards.keys().collect::<Vec<_>>(), vec!["format"]);
         assert!(!r[0].correct);
         assert_eq!(r[0].verdict.kind, VerdictKind::Crash);
+    }
+
+    #[test]
+    fn default_router_checks_countdown_exactly() {
+        let set = RewardSet::new().with_accuracy(Box::new(AccuracyReward::new()), 1.0);
+        let c = vec![
+            "<answer>1 + 2</answer>".to_string(),
+            "<answer>2 * 1</answer>".to_string(),
+        ];
+        let r = futures::executor::block_on(set.score_group(&countdown(), &c));
+        assert!(r[0].correct && r[0].reward == 1.0, "{:?}", r[0]);
+        assert!(!r[1].correct && r[1].reward == 0.0, "{:?}", r[1]);
     }
 
     #[test]

@@ -53,7 +53,6 @@ use grpo_tasks::TaskKind;
 
 use crate::code::{CodeReward, Limits, Sandbox};
 use crate::compose::{AccuracyReward, RewardSet};
-use crate::countdown::CountdownReward;
 use crate::format::FormatReward;
 use crate::result::{Verdict, VerdictKind};
 pub use admission::Admission;
@@ -328,9 +327,7 @@ async fn score_handler(
     let code = CodeReward::new(state.sandbox.clone())
         .with_limits(state.config.limits.clone())
         .with_credit(prepared.credit);
-    let accuracy = AccuracyReward::new()
-        .with_kind(TaskKind::Code, Box::new(code))
-        .with_kind(TaskKind::Countdown, Box::new(CountdownReward::new()));
+    let accuracy = AccuracyReward::new().with_kind(TaskKind::Code, Box::new(code));
     let mut set = RewardSet::new().with_accuracy(Box::new(accuracy), 1.0);
     if let Some(weight) = prepared.format_weight {
         set = set.with(Box::new(FormatReward::default()), weight);

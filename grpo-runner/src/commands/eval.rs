@@ -4,10 +4,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use candle_core::{DType, Device};
+use grpo_rewards::code::{CodeReward, Sandbox};
 use grpo_rewards::{AccuracyReward, Reward, VerdictKind};
 use grpo_runner::eval::{EvalConfig, evaluate};
 use grpo_runner::sampler::SamplingConfig;
-use grpo_tasks::{Pack, Template};
+use grpo_tasks::{Pack, TaskKind, Template};
 
 /// Greedy accuracy and pass@k of a model on a task pack.
 #[derive(Debug, clap::Args)]
@@ -72,14 +73,10 @@ impl Args {
             Some(spec) => Template::parse(spec).context("--template")?,
             None => pack.manifest.template.clone(),
         };
-        let accuracy = AccuracyReward::new();
-        if let Some(task) = tasks.iter().find(|t| !accuracy.handles(t.kind())) {
-            anyhow::bail!(
-                "{}: task {}: no accuracy reward for {} tasks",
-                self.tasks,
-                task.id(),
-                task.kind_name()
-            );
+        let mut accuracy = AccuracyReward::new();
+        if tasks.iter().any(|t| t.kind() == TaskKind::Code) {
+            let sandbox = Sandbox::shared().context("starting the Python sandbox")?;
+            accuracy = accuracy.with_kind(TaskKind::Code, Box::new(CodeReward::new(sandbox)));
         }
         let device = Device::Cpu;
         let (model, tokenizer) = grpo_runner::loading::load(&self.model, DType::F32, &device)

@@ -13,7 +13,6 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use grpo_rewards::code::{CodeReward, Sandbox};
-use grpo_rewards::countdown::CountdownReward;
 use grpo_rewards::{AccuracyReward, FormatReward, RewardSet};
 use grpo_tasks::{Pack, Task, TaskKind};
 use serde::Deserialize;
@@ -108,8 +107,7 @@ impl Args {
 fn reward_set(pack: &Pack, sandbox: Sandbox) -> RewardSet {
     let weights = &pack.manifest.rewards;
     let accuracy = AccuracyReward::new()
-        .with_kind(TaskKind::Code, Box::new(CodeReward::new(sandbox)))
-        .with_kind(TaskKind::Countdown, Box::new(CountdownReward::new()));
+        .with_kind(TaskKind::Code, Box::new(CodeReward::new(sandbox)));
     let mut set = RewardSet::new().with_accuracy(
         Box::new(accuracy),
         weights.get("accuracy").copied().unwrap_or(1.0),
