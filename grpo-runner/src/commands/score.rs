@@ -106,8 +106,8 @@ impl Args {
 /// Accuracy routed by task kind, weighted by the pack's reward table.
 fn reward_set(pack: &Pack, sandbox: Sandbox) -> RewardSet {
     let weights = &pack.manifest.rewards;
-    let accuracy = AccuracyReward::new()
-        .with_kind(TaskKind::Code, Box::new(CodeReward::new(sandbox)));
+    let accuracy =
+        AccuracyReward::new().with_kind(TaskKind::Code, Box::new(CodeReward::new(sandbox)));
     let mut set = RewardSet::new().with_accuracy(
         Box::new(accuracy),
         weights.get("accuracy").copied().unwrap_or(1.0),

@@ -75,6 +75,9 @@ enum TasksCommand {
         /// Countdown: each number at most once instead of exactly once.
         #[arg(long)]
         at_most_once: bool,
+        /// Arith: the largest operand (default 99; 9 gives single-digit problems).
+        #[arg(long)]
+        max_operand: Option<i64>,
         /// Output: a `.jsonl` file, or a pack directory.
         #[arg(short, long)]
         out: PathBuf,
@@ -135,8 +138,18 @@ impl Args {
                 difficulty,
                 eval_n,
                 at_most_once,
+                max_operand,
                 out,
-            } => generate_cmd(kind, n, seed, &difficulty, eval_n, at_most_once, &out),
+            } => generate_cmd(
+                kind,
+                n,
+                seed,
+                &difficulty,
+                eval_n,
+                at_most_once,
+                max_operand,
+                &out,
+            ),
             TasksCommand::Import {
                 format,
                 file,
@@ -454,6 +467,7 @@ fn generate_cmd(
     difficulty: &str,
     eval_n: usize,
     at_most_once: bool,
+    max_operand: Option<i64>,
     out: &Path,
 ) -> anyhow::Result<ExitCode> {
     let difficulty: Difficulty = difficulty.parse()?;
@@ -462,10 +476,14 @@ fn generate_cmd(
             if at_most_once {
                 bail!("--at-most-once applies to countdown only");
             }
+            let defaults = ArithSettings::default();
             Generator::Arith(ArithSettings {
                 difficulty,
-                ..Default::default()
+                max_operand: max_operand.unwrap_or(defaults.max_operand),
             })
+        }
+        GeneratorKind::Countdown if max_operand.is_some() => {
+            bail!("--max-operand applies to arith only")
         }
         GeneratorKind::Countdown => Generator::Countdown(CountdownSettings {
             use_all: !at_most_once,
