@@ -460,6 +460,7 @@ fn stats(spec: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+#[allow(clippy::too_many_arguments)] // one per command-line flag
 fn generate_cmd(
     kind: GeneratorKind,
     n: usize,
