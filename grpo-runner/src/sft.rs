@@ -41,7 +41,8 @@ pub const FORMAT_TAGS: [&str; 4] = ["<think>", "</think>", "<answer>", "</answer
 /// use grpo_runner::sft::format_tokenizer;
 /// let tok = format_tokenizer(&["What is 2 + 3?"])?;
 /// let ids = tok.encode("<think>2+3=5</think><answer>5</answer>")?;
-/// assert_eq!(ids.len(), 9);
+/// // <think> 2 + 3 = 5 </think> <answer> 5 </answer>: the tags are one token each
+/// assert_eq!(ids.len(), 10);
 /// assert_eq!(tok.decode(&ids)?, "<think>2+3=5</think><answer>5</answer>");
 /// # Ok::<(), grpo_runner::Error>(())
 /// ```
