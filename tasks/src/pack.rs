@@ -260,24 +260,24 @@ fn split_name_of(path: &Path) -> String {
 }
 
 fn read_text(path: &Path) -> Result<String, PackError> {
-    let io = |source| PackError::Io {
+    read_maybe_gzip(path).map_err(|source| PackError::Io {
         path: path.to_owned(),
         source,
-    };
-    let bytes = std::fs::read(path).map_err(io)?;
+    })
+}
+
+/// Reads a UTF-8 text file, gunzipping it first when it starts with the gzip magic bytes
+/// (so `.jsonl.gz` data sets load as they are downloaded).
+pub(crate) fn read_maybe_gzip(path: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes.as_slice())
-            .read_to_end(&mut out)
-            .map_err(io)?;
+        flate2::read::MultiGzDecoder::new(bytes.as_slice()).read_to_end(&mut out)?;
         out
     } else {
         bytes
     };
-    String::from_utf8(bytes).map_err(|e| PackError::Io {
-        path: path.to_owned(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-    })
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 fn load_builtin(spec: &str, name: &str) -> Result<Pack, PackError> {

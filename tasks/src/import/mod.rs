@@ -16,7 +16,6 @@
 mod benchmarks;
 mod generic;
 
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -68,22 +67,10 @@ impl Format {
 
 /// Imports a file (plain or gzip) in the given format.
 pub fn import_file(format: &Format, path: &Path) -> Result<Vec<Task>, ImportError> {
-    let io = |source| ImportError::Io {
+    let text = crate::pack::read_maybe_gzip(path).map_err(|source| ImportError::Io {
         path: path.to_owned(),
         source,
-    };
-    let bytes = std::fs::read(path).map_err(io)?;
-    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes.as_slice())
-            .read_to_end(&mut out)
-            .map_err(io)?;
-        out
-    } else {
-        bytes
-    };
-    let text = String::from_utf8(bytes)
-        .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+    })?;
     import_str(format, &path.display().to_string(), &text)
 }
 
