@@ -4,6 +4,13 @@ way RL code rewards run tests) against `grpo score` (CPython in wasmtime), on th
 both using every core.
 
     python3 benches/baselines/python_subprocess.py [--grpo target/release/grpo] [--repeat 5]
+                                                   [--python /usr/bin/python3]
+
+The subprocess side runs `--python` (default: the interpreter running this script). Its
+start-up cost dominates that side, and it differs a lot between builds of CPython (a distro
+build with PGO/LTO starts in about 10 ms; an unoptimised source build can take 35 ms), so the
+script prints the interpreter, its version and its bare `-I -c pass` start-up time next to
+the rates: compare ratios only between runs with the same interpreter.
 
 Programs: the 164 HumanEval canonical solutions with their tests (prompt + solution + test +
 check(entry_point)), from grpo-rewards/tests/data/humaneval/HumanEval.jsonl.gz, each run
@@ -29,10 +36,10 @@ def load():
         return [json.loads(line) for line in f]
 
 
-def subprocess_check(program, timeout=10.0):
+def subprocess_check(python, program, timeout=10.0):
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-c", program],
+            [python, "-I", "-c", program],
             capture_output=True,
             timeout=timeout,
             env={},
@@ -42,14 +49,25 @@ def subprocess_check(program, timeout=10.0):
         return False
 
 
-def bench_subprocess(rows, repeat, workers):
+def startup_ms(python, runs=20):
+    """Median wall time of `python -I -c pass`, in milliseconds."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([python, "-I", "-c", "pass"], check=True, env={})
+        times.append((time.perf_counter() - start) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def bench_subprocess(python, rows, repeat, workers):
     programs = [
         r["prompt"] + r["canonical_solution"] + "\n" + r["test"] + "\ncheck(" + r["entry_point"] + ")\n"
         for r in rows
     ] * repeat
     start = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        passed = sum(pool.map(subprocess_check, programs))
+        passed = sum(pool.map(lambda p: subprocess_check(python, p), programs))
     secs = time.perf_counter() - start
     return len(programs), passed, secs
 
@@ -89,10 +107,16 @@ def main():
     parser.add_argument("--grpo", default=os.path.join(ROOT, "target", "release", "grpo"))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--python", default=sys.executable,
+                        help="the interpreter of the subprocess side (default: this one)")
     args = parser.parse_args()
     rows = load()
 
-    n, passed, secs = bench_subprocess(rows, args.repeat, args.workers)
+    version = subprocess.run([args.python, "-I", "-c", "import sys; print(sys.version.split()[0])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    print(f"interpreter: {args.python} (Python {version}), "
+          f"`-I -c pass` start-up {startup_ms(args.python):.1f} ms")
+    n, passed, secs = bench_subprocess(args.python, rows, args.repeat, args.workers)
     sub_rate = n / secs
     print(f"python3 -I subprocess ({args.workers} workers): {n} checks, {passed} passed, "
           f"{secs:.2f}s, {sub_rate:.1f} checks/s")
