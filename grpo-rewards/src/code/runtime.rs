@@ -41,7 +41,9 @@ pub enum Allocator {
         max_memory_mb: u64,
         /// How much of each memory stays resident between runs, in MiB: reset by copying
         /// back only the pages a run dirtied (found with Linux's `PAGEMAP_SCAN`, else all),
-        /// so the next run takes no page faults there.
+        /// so the next run takes no page faults there. CPython dirties hundreds of scattered
+        /// runs of pages; the workspace patches wasmtime so one scan reports up to 1024 of
+        /// them (upstream stops at 32 and decommits the rest: see `vendor/README.md`).
         keep_resident_mb: u64,
     },
 }
