@@ -5,17 +5,18 @@
                                           [--prompts 16] [--group 8] [--max-new 40]
 
 What it does:
-1. creates a venv under target/trl-venv and pip-installs `trl==0.25.1` with its
-   dependencies (torch, transformers, datasets, accelerate) once, then re-runs itself in it;
+1. creates a venv under target/trl-venv and pip-installs `trl==1.16.0` and
+   `transformers==5.24.0` with their dependencies (torch, datasets, accelerate, requests)
+   once, then re-runs itself in it (trl 0.25 does not import with transformers 5);
 2. runs our trainer first (`grpo train --preset tiny`, warm-up off, evaluation off, `--steps`
    GRPO steps) and reads its seconds per step from `metrics.jsonl`; the run's `final/`
    directory gives TRL the same tokenizer (`tokenizer.json`) and the same model shape
    (`config.json`, a LlamaForCausalLM);
 3. runs TRL's `GRPOTrainer` on the same model shape (fresh random weights), the same prompts
-   (the built-in `arith` pack's train split with the same `{prompt}\\n` template), the same
-   prompts x group per step, the same maximum completion length, temperature 1, beta 0,
-   fp32 on the CPU with `bf16`/`fp16` and gradient checkpointing off, one optimizer step per
-   batch; a callback times each step;
+   (the train split of `arith-digits`, the tiny preset's pack, with the same `{prompt}\\n`
+   template), the same prompts x group per step, the same maximum completion length,
+   temperature 1, beta 0, fp32 on the CPU with `bf16`/`fp16` and gradient checkpointing off,
+   one optimizer step per batch; a callback times each step;
 4. prints the median seconds per step of both, after dropping the first (warm-up) step, and
    the ratio TRL / ours.
 
@@ -23,8 +24,8 @@ Both sides use the same thread count (torch.set_num_threads = the CPU count, can
 default). Rewards are the same rules: 1 for the right number inside <answer></answer>, plus
 0.1 for the <think></think><answer></answer> format.
 
-Note: PyPI's torch wheel for Linux x86_64 depends on the CUDA runtime wheels (several GB);
-the CPU-only wheels live on download.pytorch.org, which is not reachable everywhere.
+Note: PyPI's torch wheel for Linux x86_64 depends on the CUDA runtime wheels: the venv is
+about 6 GB (the CPU-only wheels live on download.pytorch.org, not on PyPI).
 """
 import argparse
 import json
@@ -39,7 +40,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 VENV = ROOT / "target" / "trl-venv"
-PACKAGES = ["trl==0.25.1", "transformers", "datasets", "accelerate", "torch"]
+PACKAGES = ["trl==1.16.0", "transformers==5.24.0", "datasets", "accelerate", "torch", "requests"]
 
 
 def ensure_venv():
@@ -91,7 +92,7 @@ def run_trl(args, final):
     config = LlamaConfig(**{k: v for k, v in cfg.items() if k not in ("architectures", "torch_dtype", "transformers_version")})
     model = LlamaForCausalLM(config).float()
 
-    tasks = [json.loads(l) for l in (ROOT / "tasks/packs/arith/train.jsonl").read_text().splitlines() if l.strip()]
+    tasks = [json.loads(l) for l in (ROOT / "tasks/packs/arith-digits/train.jsonl").read_text().splitlines() if l.strip()]
     data = Dataset.from_list([{"prompt": t["prompt"] + "\n", "answer": t["answer"]} for t in tasks])
 
     def accuracy(completions, answer, **_):
@@ -119,7 +120,6 @@ def run_trl(args, final):
             per_device_train_batch_size=args.prompts * args.group,
             num_generations=args.group,
             max_completion_length=args.max_new,
-            max_prompt_length=64,
             temperature=1.0,
             beta=0.0,
             learning_rate=1e-3,
