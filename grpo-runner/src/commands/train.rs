@@ -39,6 +39,10 @@ pub struct Args {
 impl Args {
     /// Runs the command.
     pub fn execute(self) -> anyhow::Result<ExitCode> {
+        // Keep freed activation buffers in the heap: every update allocates and frees the
+        // same large tensors, and returning them to the kernel each time costs page faults
+        // and, with several threads, TLB shootdowns.
+        grpo_runner::cpu::configure();
         let out = self.out.clone().unwrap_or_else(|| {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -51,6 +55,12 @@ impl Args {
                 self.config.is_none() && self.preset.is_none() && self.overrides.is_empty(),
                 "--resume continues with the run's saved config.toml; drop --config, --preset and --set"
             );
+            let saved = out.join("config.toml");
+            let text = std::fs::read_to_string(&saved)
+                .with_context(|| format!("reading {}", saved.display()))?;
+            let config = TrainConfig::from_toml(&text)
+                .with_context(|| format!("parsing {}", saved.display()))?;
+            apply_threads(config.threads);
             let trainer =
                 Trainer::resume(&out).with_context(|| format!("resuming {}", out.display()))?;
             let dir = RunDir::reopen(&out, trainer.steps_taken())
@@ -94,13 +104,22 @@ impl Args {
     }
 }
 
-/// Sets the thread count of candle's CPU kernels (`threads = 0` keeps the default: all cores).
-fn apply_threads(threads: usize) {
-    if threads > 0 {
-        // SAFETY: called before any tensor work or thread pool exists; no other thread of
-        // this process reads or writes the environment at this point.
-        unsafe { std::env::set_var("RAYON_NUM_THREADS", threads.to_string()) };
-    }
+/// Sets the thread count of candle's CPU kernels (`threads = 0` keeps candle's default).
+///
+/// The count is always pinned in `RAYON_NUM_THREADS`: without it candle works its default
+/// out again on every parallel kernel, and on Linux that reads `/proc/cpuinfo` (about 950
+/// times per tiny-model GRPO step, a few percent of the step).
+pub(crate) fn apply_threads(threads: usize) {
+    let threads = if threads > 0 {
+        threads
+    } else if std::env::var_os("RAYON_NUM_THREADS").is_some_and(|v| !v.is_empty()) {
+        return;
+    } else {
+        candle_core::utils::get_num_threads()
+    };
+    // SAFETY: called before any tensor work or thread pool exists; no other thread of
+    // this process reads or writes the environment at this point.
+    unsafe { std::env::set_var("RAYON_NUM_THREADS", threads.to_string()) };
 }
 
 /// The terminal display: a bar for the warm-up, then one for the GRPO steps; evaluations
