@@ -60,6 +60,8 @@ def run_ours(args, out):
     cmd = [
         args.grpo, "train", "--preset", "tiny", "--out", str(out), "--quiet",
         "--set", "warmup.steps=0",
+        # TRL keeps every group; so do we here (the preset drops tied groups and refills).
+        "--set", "algorithm.shaping.filter_zero_variance_groups=false",
         "--set", f"budget.steps={args.steps}",
         "--set", f"eval.every={args.steps + 1000}",
         "--set", "eval.problems=1",

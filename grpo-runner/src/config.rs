@@ -258,6 +258,11 @@ pub struct WarmupSection {
     /// Fraction of examples solved step by step (the rest jump to the result); see
     /// [`crate::sft`].
     pub worked_fraction: f64,
+    /// Train only on the first this many training problems (0: all of them), so that GRPO
+    /// then meets problems the warm-up never showed and the rise measures what RL adds
+    /// rather than what the warm-up memorised.
+    #[serde(default)]
+    pub problems: usize,
 }
 
 /// Checkpoints in the run directory.
@@ -600,6 +605,10 @@ fn tiny() -> TrainConfig {
     let mut algorithm = AlgorithmSection::preset(Algorithm::Grpo, max_new_tokens);
     // No reference model: β = 0 (as Dr. GRPO and DAPO do); the clip keeps updates small.
     algorithm.loss.beta = 0.0;
+    // DAPO's dynamic sampling: as the policy sharpens, more groups come back all right (or
+    // all wrong) and carry no gradient; dropping and refilling them kept the rise going
+    // (+22.5 points after 1200 steps, against +17.5 after 900 without).
+    algorithm.shaping.filter_zero_variance_groups = true;
     TrainConfig {
         preset: Preset::Tiny,
         seed: 0,
@@ -661,11 +670,11 @@ fn tiny() -> TrainConfig {
             min_lr_ratio: 0.0,
         },
         budget: BudgetSection {
-            steps: 500,
+            steps: 1500,
             max_minutes: 10.0,
         },
         eval: EvalSection {
-            every: 50,
+            every: 100,
             problems: 200,
             max_new_tokens,
             batch_prompts: 200,
@@ -675,6 +684,7 @@ fn tiny() -> TrainConfig {
             batch_size: 64,
             lr: 1e-2,
             worked_fraction: 0.5,
+            problems: 0,
         },
         checkpoint: CheckpointSection {
             every: 25,
@@ -811,10 +821,12 @@ mod tests {
             "algorithm.loss.beta=0.04",
             "sampling.group_size=6",
             "schedule.kind=\"cosine\"",
+            "warmup.problems=300",
         ]
         .map(String::from);
         let c = TrainConfig::resolve(Preset::Tiny, None, &sets).unwrap();
         assert_eq!(c.sampling.group_size, 6);
+        assert_eq!(c.warmup.problems, 300);
         assert_eq!(c.optimizer.lr, 0.0);
         assert_eq!(c.pack.template, "plain");
         assert_eq!(c.algorithm.loss.beta, 0.04);

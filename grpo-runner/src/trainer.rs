@@ -307,16 +307,22 @@ impl Trainer {
         Ok((text, ids))
     }
 
-    /// The supervised warm-up on the training split (see [`crate::sft`]); `None` when the
-    /// config asks for none.
+    /// The supervised warm-up on the training split, or its first `warmup.problems` problems
+    /// (see [`crate::sft`]); `None` when the config asks for none.
     pub fn warm_up(&mut self, on_event: &mut dyn FnMut(&Event)) -> Result<Option<WarmupReport>> {
         let w = self.config.warmup.clone();
         if w.steps == 0 {
             return Ok(None);
         }
+        let take = if w.problems == 0 {
+            self.train_tasks.len()
+        } else {
+            w.problems
+        };
         let problems: Vec<WarmupProblem> = self
             .train_tasks
             .iter()
+            .take(take)
             .filter_map(|task| {
                 let Task::Math(m) = task else { return None };
                 Some(WarmupProblem {
