@@ -52,6 +52,7 @@ fn bench_checks(c: &mut Criterion) {
                 correct += h
                     .await
                     .unwrap()
+                    .unwrap()
                     .iter()
                     .filter(|s| s.verdict.is_correct())
                     .count();

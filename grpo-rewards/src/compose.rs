@@ -13,9 +13,13 @@
 //! - `verdict`: the accuracy component's verdict (the first component's when no accuracy
 //!   component is marked).
 //!
+//! A component that cannot judge (a [`RewardError::Fault`]: the sandbox failed, no checker
+//! for the task's kind) fails the whole group: a fault is never a reward.
+//!
 //! [`AccuracyReward`] dispatches by [`TaskKind`] so one set scores mixed packs: math and
 //! countdown are routed out of the box; code (which needs a sandbox) is added with
-//! [`AccuracyReward::with_kind`].
+//! [`AccuracyReward::with_kind`]. Commands do not assemble sets by hand: they use
+//! [`Scoring`](crate::Scoring), the one builder, so every command scores alike.
 //!
 //! ```
 //! use grpo_rewards::{AccuracyReward, FormatReward, RewardSet};
@@ -28,7 +32,7 @@
 //! let scored = futures::executor::block_on(set.score_group(&task, &[
 //!     "<think>1+1=2</think><answer>2</answer>".to_string(),
 //!     "3".to_string(),
-//! ]));
+//! ])).unwrap();
 //! assert_eq!(scored[0].reward, 1.5);
 //! assert!(scored[0].correct);
 //! assert_eq!(scored[1].reward, 0.0);
@@ -136,15 +140,40 @@ impl RewardSet {
         &self.components
     }
 
-    /// Scores the completions of one task: one result per completion, in order.
-    pub async fn score_group(&self, task: &Task, completions: &[String]) -> Vec<ScoredResult> {
+    /// The weight of the component named `name`, if there is one.
+    pub fn weight(&self, name: &str) -> Option<f64> {
+        self.components
+            .iter()
+            .find(|c| c.reward.name() == name)
+            .map(|c| c.weight)
+    }
+
+    /// Scores the completions of one task: one result per completion, in order; a fault of
+    /// any component is the group's error.
+    pub async fn score_group(
+        &self,
+        task: &Task,
+        completions: &[String],
+    ) -> Result<Vec<ScoredResult>> {
         let per_component: Vec<Vec<Score>> = join_all(
             self.components
                 .iter()
                 .map(|c| c.reward.score_group(task, completions)),
         )
-        .await;
-        (0..completions.len())
+        .await
+        .into_iter()
+        .collect::<Result<_>>()?;
+        if let Some(short) = per_component.iter().find(|s| s.len() != completions.len()) {
+            return Err(RewardError::fault(
+                task.id(),
+                format!(
+                    "a reward gave {} scores for {} completions",
+                    short.len(),
+                    completions.len()
+                ),
+            ));
+        }
+        Ok((0..completions.len())
             .map(|i| {
                 let mut reward = 0.0;
                 let mut rewards = BTreeMap::new();
@@ -171,11 +200,15 @@ impl RewardSet {
                     verdict,
                 }
             })
-            .collect()
+            .collect())
     }
 
-    /// Scores many groups concurrently; results in the order of `groups`.
-    pub async fn score_batch(&self, groups: &[(Task, Vec<String>)]) -> Vec<Vec<ScoredResult>> {
+    /// Scores many groups concurrently; one result per group, in the order of `groups` (a
+    /// fault fails its own group only).
+    pub async fn score_batch(
+        &self,
+        groups: &[(Task, Vec<String>)],
+    ) -> Vec<Result<Vec<ScoredResult>>> {
         join_all(
             groups
                 .iter()
@@ -234,24 +267,17 @@ impl Reward for AccuracyReward {
         &'a self,
         task: &'a Task,
         completions: &'a [String],
-    ) -> BoxFuture<'a, Vec<Score>> {
+    ) -> BoxFuture<'a, Result<Vec<Score>>> {
         match self.routes.get(&task.kind()) {
             Some(r) => r.score_group(task, completions),
             None => Box::pin(async move {
-                let verdict = Verdict::new(
-                    VerdictKind::Crash,
+                Err(RewardError::fault(
+                    task.id(),
                     format!(
-                        "no accuracy reward is configured for {} tasks",
+                        "no accuracy reward is configured for {} tasks (code needs the sandbox)",
                         task.kind_name()
                     ),
-                );
-                completions
-                    .iter()
-                    .map(|_| Score {
-                        value: None,
-                        verdict: verdict.clone(),
-                    })
-                    .collect()
+                ))
             }),
         }
     }
@@ -274,15 +300,15 @@ mod tests {
             &'a self,
             task: &'a Task,
             completions: &'a [String],
-        ) -> BoxFuture<'a, Vec<Score>> {
+        ) -> BoxFuture<'a, Result<Vec<Score>>> {
             Box::pin(async move {
-                completions
+                Ok(completions
                     .iter()
                     .map(|c| Score {
                         value: (task.kind() == TaskKind::Math).then_some(c.len() as f64),
                         verdict: Verdict::new(VerdictKind::Correct, "length"),
                     })
-                    .collect()
+                    .collect())
             })
         }
     }
@@ -318,18 +344,30 @@ mod tests {
             "<think>x</think><answer>7</answer>".to_string(),
             "8".to_string(),
         ];
-        let r = futures::executor::block_on(set.score_group(&math("m", "7"), &c));
+        let r = futures::executor::block_on(set.score_group(&math("m", "7"), &c)).unwrap();
         // 2·1 + 0.5·1 + 0.1·34 = 5.9 ; 2·0 + 0.5·0 + 0.1·1 = 0.1
         assert!((r[0].reward - 5.9).abs() < 1e-12, "{}", r[0].reward);
         assert!((r[1].reward - 0.1).abs() < 1e-12);
         assert!(r[0].correct && !r[1].correct);
         assert_eq!(r[1].verdict.kind, VerdictKind::WrongAnswer);
-        // Code is not routed by default: accuracy and length are missing, format alone counts.
-        let r = futures::executor::block_on(set.score_group(&code(), &c));
-        assert_eq!(r[0].reward, 0.5);
-        assert_eq!(r[0].rewards.keys().collect::<Vec<_>>(), vec!["format"]);
-        assert!(!r[0].correct);
-        assert_eq!(r[0].verdict.kind, VerdictKind::Crash);
+        // A reward that does not apply is missing from `rewards` and adds nothing.
+        let set = RewardSet::new()
+            .with_accuracy(Box::new(AccuracyReward::new()), 1.0)
+            .with(Box::new(LengthReward), 0.1);
+        let r = futures::executor::block_on(set.score_group(&countdown(), &c)).unwrap();
+        assert_eq!(r[0].rewards.keys().collect::<Vec<_>>(), vec!["accuracy"]);
+        assert_eq!(r[0].reward, 0.0);
+    }
+
+    #[test]
+    fn an_unrouted_kind_is_a_fault_not_a_zero() {
+        let set = RewardSet::new()
+            .with_accuracy(Box::new(AccuracyReward::new()), 1.0)
+            .with(Box::new(FormatReward::default()), 0.5);
+        let c = vec!["<think>x</think><answer>print(1)</answer>".to_string()];
+        let err = futures::executor::block_on(set.score_group(&code(), &c)).unwrap_err();
+        assert!(err.is_fault(), "{err}");
+        assert!(err.to_string().contains("code tasks"), "{err}");
     }
 
     #[test]
@@ -339,7 +377,7 @@ mod tests {
             "<answer>1 + 2</answer>".to_string(),
             "<answer>2 * 1</answer>".to_string(),
         ];
-        let r = futures::executor::block_on(set.score_group(&countdown(), &c));
+        let r = futures::executor::block_on(set.score_group(&countdown(), &c)).unwrap();
         assert!(r[0].correct && r[0].reward == 1.0, "{:?}", r[0]);
         assert!(!r[1].correct && r[1].reward == 0.0, "{:?}", r[1]);
     }
@@ -362,6 +400,7 @@ mod tests {
             (math("b", "2"), vec!["2".to_string()]),
         ];
         let out = futures::executor::block_on(set.score_batch(&groups));
+        let out: Vec<Vec<ScoredResult>> = out.into_iter().map(|g| g.unwrap()).collect();
         let ids: Vec<Vec<&str>> = out
             .iter()
             .map(|g| g.iter().map(|r| r.task_id.as_str()).collect())

@@ -175,19 +175,22 @@ impl Reward for CountdownReward {
         &'a self,
         task: &'a Task,
         completions: &'a [String],
-    ) -> BoxFuture<'a, Vec<Score>> {
+    ) -> BoxFuture<'a, crate::Result<Vec<Score>>> {
         Box::pin(async move {
-            completions
+            if !matches!(task, Task::Countdown(_)) {
+                return Ok(completions
+                    .iter()
+                    .map(|_| Score::not_applicable("countdown", task))
+                    .collect());
+            }
+            Ok(completions
                 .iter()
                 .map(|c| {
                     let verdict = self.check(task, c);
-                    let value = match task {
-                        Task::Countdown(_) => Some(if verdict.is_correct() { 1.0 } else { 0.0 }),
-                        _ => None,
-                    };
+                    let value = Some(if verdict.is_correct() { 1.0 } else { 0.0 });
                     Score { value, verdict }
                 })
-                .collect()
+                .collect())
         })
     }
 }
@@ -266,12 +269,12 @@ mod tests {
             "<answer>1 + 2</answer>".to_string(),
             "<answer>2 - 1</answer>".to_string(),
         ];
-        let scores = futures::executor::block_on(r.score_group(&t, &group));
+        let scores = futures::executor::block_on(r.score_group(&t, &group)).unwrap();
         let values: Vec<Option<f64>> = scores.iter().map(|s| s.value).collect();
         assert_eq!(values, [Some(1.0), Some(0.0)]);
         let math: Task =
             serde_json::from_str(r#"{"id":"m","kind":"math","prompt":"p","answer":"3"}"#).unwrap();
-        let scores = futures::executor::block_on(r.score_group(&math, &group));
+        let scores = futures::executor::block_on(r.score_group(&math, &group)).unwrap();
         assert!(scores.iter().all(|s| s.value.is_none()));
     }
 

@@ -44,6 +44,16 @@ pub enum RewardError {
         /// Why.
         reason: String,
     },
+    /// A reward could not judge a task for a reason on our side: the sandbox or its engine
+    /// failed, or no checker is configured for the task's kind. Not the completion's fault,
+    /// so never a reward: trainers skip the group, the service answers 503.
+    #[error("scoring fault on task `{task_id}`: {reason}")]
+    Fault {
+        /// The task being scored.
+        task_id: String,
+        /// What failed.
+        reason: String,
+    },
     /// A configuration value is invalid.
     #[error("invalid configuration field `{field}`: {reason}")]
     InvalidConfig {
@@ -55,6 +65,19 @@ pub enum RewardError {
 }
 
 impl RewardError {
+    /// A scoring fault on `task_id`.
+    pub fn fault(task_id: impl Into<String>, reason: impl Into<String>) -> Self {
+        RewardError::Fault {
+            task_id: task_id.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Whether this is a [`RewardError::Fault`].
+    pub fn is_fault(&self) -> bool {
+        matches!(self, RewardError::Fault { .. })
+    }
+
     /// A parse error at `position` of `input`, keeping at most 80 characters of the input.
     pub fn parse(input: &str, position: usize, reason: impl Into<String>) -> Self {
         let input: String = input.chars().take(80).collect();

@@ -201,9 +201,9 @@ impl Reward for FormatReward {
         &'a self,
         _task: &'a Task,
         completions: &'a [String],
-    ) -> BoxFuture<'a, Vec<Score>> {
+    ) -> BoxFuture<'a, crate::Result<Vec<Score>>> {
         Box::pin(async move {
-            completions
+            Ok(completions
                 .iter()
                 .map(|c| {
                     let (value, reason) = self.score_one(c);
@@ -217,7 +217,7 @@ impl Reward for FormatReward {
                         verdict: Verdict::new(kind, reason),
                     }
                 })
-                .collect()
+                .collect())
         })
     }
 }

@@ -16,6 +16,7 @@ pub mod format;
 pub mod math;
 pub mod result;
 pub mod reward;
+pub mod scoring;
 pub mod service;
 
 pub use compose::{AccuracyReward, RewardSet};
@@ -24,3 +25,4 @@ pub use format::{FormatConfig, FormatMode, FormatReward};
 pub use math::{MathCheck, MathChecker, MathConfig, MathReward};
 pub use result::{RunResult, RunStatus, ScoredResult, TestOutcome, Verdict, VerdictKind};
 pub use reward::{Reward, Score};
+pub use scoring::{Scoring, Weights};

@@ -7,7 +7,8 @@
 use futures::future::BoxFuture;
 use grpo_tasks::Task;
 
-use crate::result::Verdict;
+use crate::error::Result;
+use crate::result::{Verdict, VerdictKind};
 
 /// One reward function's judgement of one completion.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,11 +20,29 @@ pub struct Score {
     pub verdict: Verdict,
 }
 
+impl Score {
+    /// A score for a task this reward does not judge: no value, and a verdict that says so.
+    pub fn not_applicable(reward: &str, task: &Task) -> Score {
+        Score {
+            value: None,
+            verdict: Verdict::new(
+                VerdictKind::NoAnswer,
+                format!(
+                    "the {reward} reward does not apply to {} tasks",
+                    task.kind_name()
+                ),
+            ),
+        }
+    }
+}
+
 /// A verifiable reward function.
 ///
 /// Implementations never fail on a completion: a malformed completion gets a value (usually
-/// 0) and a [`Verdict`] saying why. Implementations must return exactly one [`Score`] per
-/// completion, in order.
+/// 0) and a [`Verdict`] saying why. An `Err` means the reward could not judge at all for a
+/// reason on our side (the sandbox failed, no checker is configured for the task's kind):
+/// a [`RewardError::Fault`](crate::RewardError::Fault), never a 0 that would train a policy.
+/// On success implementations return exactly one [`Score`] per completion, in order.
 pub trait Reward: Send + Sync {
     /// The name under which this reward's value is reported (`accuracy`, `format`, …).
     fn name(&self) -> &str;
@@ -33,5 +52,5 @@ pub trait Reward: Send + Sync {
         &'a self,
         task: &'a Task,
         completions: &'a [String],
-    ) -> BoxFuture<'a, Vec<Score>>;
+    ) -> BoxFuture<'a, Result<Vec<Score>>>;
 }

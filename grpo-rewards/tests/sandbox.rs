@@ -55,6 +55,7 @@ fn score(task: &Task, completions: &[&str]) -> Vec<grpo_rewards::Score> {
     let reward = CodeReward::new(sandbox()).with_limits(quick());
     let completions: Vec<String> = completions.iter().map(|s| s.to_string()).collect();
     rt().block_on(reward.score_group(task, &completions))
+        .unwrap()
 }
 
 mod basics {
@@ -427,7 +428,9 @@ mod harnesses {
             "def f(xs):\n    return [True for x in xs]\n", // True is not 1 (bools only equal bools)
         ];
         let completions: Vec<String> = solutions.iter().map(|s| s.to_string()).collect();
-        let scores = rt().block_on(reward.score_group(&task, &completions));
+        let scores = rt()
+            .block_on(reward.score_group(&task, &completions))
+            .unwrap();
         let values: Vec<f64> = scores.iter().map(|s| s.value.unwrap()).collect();
         // [0]: 4/4; [1]: 4/4; [2]: cases 1,2,3 pass = 3/4; [3]: only [] passes = 1/4;
         // [4]: only [] passes = 1/4.

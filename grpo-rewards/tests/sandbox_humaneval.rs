@@ -49,7 +49,11 @@ fn score_all(completion: impl Fn(&str) -> String) -> Vec<(String, grpo_rewards::
             let reward = reward.clone();
             let task = task.clone();
             futures.push(tokio::spawn(async move {
-                let score = reward.score_group(&task, &completions).await.remove(0);
+                let score = reward
+                    .score_group(&task, &completions)
+                    .await
+                    .unwrap()
+                    .remove(0);
                 (task.id().to_owned(), score)
             }));
         }

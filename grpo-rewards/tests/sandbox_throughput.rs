@@ -29,6 +29,7 @@ fn measure(allocator: Allocator, concurrency: usize, threads: usize, n: usize) -
             ..EngineOptions::default()
         },
         concurrency,
+        ..SandboxOptions::default()
     };
     let sandbox = Sandbox::new(&options).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -92,6 +93,7 @@ fn serial_trivial_runs() {
                 ..EngineOptions::default()
             },
             concurrency: 1,
+            ..SandboxOptions::default()
         };
         let sandbox = Sandbox::new(&options).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()

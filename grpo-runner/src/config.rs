@@ -4,7 +4,7 @@
 //! A run is described by one [`TrainConfig`]. It is resolved in layers on the TOML tree:
 //!
 //! 1. a named preset ([`Preset`]: `tiny`, the default; `smoke`, seconds-long for CI;
-//!    `smollm2`, a few steps on a real checkpoint);
+//!    `smollm2`, a few steps on a real checkpoint; `code`, code RL with sandbox rewards);
 //! 2. a TOML file (`--config`), merged table by table over the preset;
 //! 3. `--set key=value` overrides (`sampling.group_size=16`, `optimizer.lr=0`), in order.
 //!
@@ -28,6 +28,7 @@ use std::str::FromStr;
 
 use grpo_core::{Algorithm, GrpoConfig};
 use grpo_rewards::FormatMode;
+use grpo_rewards::code::Credit;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -45,6 +46,9 @@ pub enum Preset {
     Smoke,
     /// A few GRPO steps on SmolLM2-135M-Instruct (a GGUF path must be given).
     Smollm2,
+    /// Code RL on the CPU: tiny model, warm-up on reference solutions, GRPO with sandbox
+    /// rewards on `builtin:pyfunc`.
+    Code,
 }
 
 impl FromStr for Preset {
@@ -55,9 +59,10 @@ impl FromStr for Preset {
             "tiny" => Ok(Preset::Tiny),
             "smoke" => Ok(Preset::Smoke),
             "smollm2" => Ok(Preset::Smollm2),
+            "code" => Ok(Preset::Code),
             other => Err(Error::Settings {
                 field: "preset".into(),
-                message: format!("unknown preset `{other}` (tiny, smoke or smollm2)"),
+                message: format!("unknown preset `{other}` (tiny, smoke, smollm2 or code)"),
             }),
         }
     }
@@ -82,24 +87,68 @@ pub struct ModelSection {
 pub struct PackSection {
     /// A `.jsonl` file, a pack directory, or `builtin:NAME`.
     pub source: String,
-    /// Prompt template: `r1_zero`, `compact`, `plain`, or a custom text with `{prompt}`.
-    pub template: String,
+    /// Prompt template: `r1_zero`, `compact`, `plain`, or a custom text with `{prompt}`;
+    /// absent: the pack's (the run's `config.toml` records the one used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
     /// The split trained on.
     pub train_split: String,
     /// The held-out split evaluated on.
     pub eval_split: String,
 }
 
-/// The reward functions and their weights.
+/// The reward functions and their weights (the scoring contract, [`grpo_rewards::Scoring`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RewardsSection {
-    /// Weight of the accuracy reward (1 when the answer is right).
-    pub accuracy: f64,
-    /// Weight of the format reward (1 when `<think>…</think><answer>…</answer>` is kept).
-    pub format: f64,
+    /// Weight of the accuracy reward (1 when the answer is right); absent: the pack's
+    /// `[rewards]` weight, else 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f64>,
+    /// Weight of the format reward (1 when `<think>…</think><answer>…</answer>` is kept);
+    /// absent: the pack's, else 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<f64>,
     /// How strictly the format is judged.
     pub format_mode: FormatMode,
+    /// Code tests: `binary` (1 when every test passes) or `partial` (the fraction passed).
+    #[serde(default)]
+    pub credit: Credit,
+    /// Times a group whose scoring failed on our side (a sandbox fault) is scored again
+    /// before it is left out of the update (and counted in `metrics.jsonl`).
+    #[serde(default = "default_fault_retries")]
+    pub fault_retries: usize,
+}
+
+fn default_fault_retries() -> usize {
+    2
+}
+
+/// The code sandbox: where and how generated programs run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SandboxSection {
+    /// Programs run at once (0: one per core).
+    pub concurrency: usize,
+    /// CPU time of one run, in milliseconds (a task's own `time_limit_ms` overrides it).
+    pub time_limit_ms: u64,
+    /// Memory of one run, in MiB (a task's own `memory_mb` overrides it).
+    pub memory_mb: u64,
+    /// Where each run's empty `/tmp` is created (absent: the system's temporary directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temp_dir: Option<PathBuf>,
+}
+
+impl Default for SandboxSection {
+    fn default() -> Self {
+        let limits = grpo_rewards::code::Limits::default();
+        SandboxSection {
+            concurrency: 0,
+            time_limit_ms: limits.time_limit_ms,
+            memory_mb: limits.memory_mb,
+            temp_dir: None,
+        }
+    }
 }
 
 /// The algorithm: a preset name and the full grpo-core configuration it resolved to.
@@ -293,6 +342,9 @@ pub struct TrainConfig {
     pub pack: PackSection,
     /// The rewards.
     pub rewards: RewardsSection,
+    /// The code sandbox (used when the pack has code tasks).
+    #[serde(default)]
+    pub sandbox: SandboxSection,
     /// The GRPO variant.
     pub algorithm: AlgorithmSection,
     /// Rollouts.
@@ -320,6 +372,7 @@ impl TrainConfig {
             Preset::Tiny => tiny(),
             Preset::Smoke => smoke(),
             Preset::Smollm2 => smollm2(),
+            Preset::Code => code(),
         }
     }
 
@@ -410,6 +463,56 @@ impl TrainConfig {
         }
     }
 
+    /// Fills what the config leaves to the pack (`pack.template`, `rewards.accuracy`,
+    /// `rewards.format`) from the pack's manifest, so the saved `config.toml` says what ran.
+    pub fn resolve_from_pack(&mut self, manifest: &grpo_tasks::Manifest) {
+        if self.pack.template.is_none() {
+            self.pack.template = Some(manifest.template.spec().to_owned());
+        }
+        let weights = grpo_rewards::Weights::resolve(
+            &grpo_tasks::RewardWeights {
+                accuracy: self.rewards.accuracy,
+                format: self.rewards.format,
+            },
+            &manifest.rewards,
+        );
+        self.rewards.accuracy = Some(weights.accuracy);
+        self.rewards.format = Some(weights.format);
+    }
+
+    /// The prompt template (the pack's when the config names none).
+    pub fn template(&self, manifest: &grpo_tasks::Manifest) -> Result<grpo_tasks::Template> {
+        match &self.pack.template {
+            Some(spec) => grpo_tasks::Template::parse(spec).map_err(|e| Error::Settings {
+                field: "pack.template".into(),
+                message: e.to_string(),
+            }),
+            None => Ok(manifest.template.clone()),
+        }
+    }
+
+    /// The scoring contract of this run: weights over the pack's, format mode, credit and
+    /// sandbox limits.
+    pub fn scoring(&self, manifest: &grpo_tasks::Manifest) -> Result<grpo_rewards::Scoring> {
+        let explicit = grpo_tasks::RewardWeights {
+            accuracy: self.rewards.accuracy,
+            format: self.rewards.format,
+        };
+        let mut scoring = grpo_rewards::Scoring::with_weights(&explicit, &manifest.rewards)
+            .map_err(|e| Error::Settings {
+                field: "rewards".into(),
+                message: e.to_string(),
+            })?;
+        scoring.format_mode = self.rewards.format_mode;
+        scoring.credit = self.rewards.credit;
+        scoring.limits = grpo_rewards::code::Limits {
+            time_limit_ms: self.sandbox.time_limit_ms,
+            memory_mb: self.sandbox.memory_mb,
+            ..grpo_rewards::code::Limits::default()
+        };
+        Ok(scoring)
+    }
+
     /// The model path when the source is not the tiny factory.
     pub fn model_path(&self) -> Option<PathBuf> {
         (self.model.source != "tiny").then(|| PathBuf::from(&self.model.source))
@@ -479,14 +582,31 @@ impl TrainConfig {
         if self.pack.source.is_empty() {
             return Err(bad("pack.source", "must name a pack"));
         }
-        grpo_tasks::Template::parse(&self.pack.template)
-            .map_err(|e| bad("pack.template", e.to_string()))?;
-        finite_nonneg("rewards.accuracy", self.rewards.accuracy)?;
-        finite_nonneg("rewards.format", self.rewards.format)?;
-        if self.rewards.accuracy + self.rewards.format <= 0.0 {
+        if let Some(template) = &self.pack.template {
+            grpo_tasks::Template::parse(template)
+                .map_err(|e| bad("pack.template", e.to_string()))?;
+        }
+        if let Some(w) = self.rewards.accuracy {
+            finite_nonneg("rewards.accuracy", w)?;
+        }
+        if let Some(w) = self.rewards.format {
+            finite_nonneg("rewards.format", w)?;
+        }
+        if self.rewards.accuracy.unwrap_or(1.0) + self.rewards.format.unwrap_or(0.0) <= 0.0 {
             return Err(bad(
                 "rewards",
                 "at least one reward needs a positive weight",
+            ));
+        }
+        positive("sandbox.time_limit_ms", self.sandbox.time_limit_ms)?;
+        if self.sandbox.memory_mb < grpo_tasks::MIN_MEMORY_MB {
+            return Err(bad(
+                "sandbox.memory_mb",
+                format!(
+                    "{} MiB is below the interpreter's minimum of {} MiB",
+                    self.sandbox.memory_mb,
+                    grpo_tasks::MIN_MEMORY_MB
+                ),
             ));
         }
         let s = &self.sampling;
@@ -629,15 +749,18 @@ fn tiny() -> TrainConfig {
         },
         pack: PackSection {
             source: "builtin:arith-digits".into(),
-            template: "{prompt}\n".into(),
+            template: Some("{prompt}\n".into()),
             train_split: "train".into(),
             eval_split: "eval".into(),
         },
         rewards: RewardsSection {
-            accuracy: 1.0,
-            format: 0.1,
+            accuracy: Some(1.0),
+            format: Some(0.1),
             format_mode: FormatMode::Strict,
+            credit: Credit::Binary,
+            fault_retries: default_fault_retries(),
         },
+        sandbox: SandboxSection::default(),
         algorithm,
         sampling: SamplingSection {
             prompts_per_step: 16,
@@ -671,7 +794,7 @@ fn tiny() -> TrainConfig {
         },
         budget: BudgetSection {
             steps: 1500,
-            max_minutes: 10.0,
+            max_minutes: 60.0,
         },
         eval: EvalSection {
             every: 100,
@@ -738,6 +861,39 @@ fn smoke() -> TrainConfig {
     }
 }
 
+/// Code RL on the CPU: the tiny model warmed up on reference solutions of `builtin:pyfunc`,
+/// then GRPO with the sandbox's test verdicts as the accuracy reward.
+fn code() -> TrainConfig {
+    let base = tiny();
+    let max_new_tokens = 64;
+    let mut algorithm = AlgorithmSection::preset(Algorithm::Grpo, max_new_tokens);
+    algorithm.loss.beta = 0.0;
+    algorithm.shaping.filter_zero_variance_groups = true;
+    TrainConfig {
+        preset: Preset::Code,
+        pack: PackSection {
+            source: "builtin:pyfunc".into(),
+            ..base.pack.clone()
+        },
+        algorithm,
+        sampling: SamplingSection {
+            max_new_tokens,
+            ..base.sampling.clone()
+        },
+        budget: BudgetSection {
+            steps: 300,
+            max_minutes: 30.0,
+        },
+        eval: EvalSection {
+            every: 50,
+            problems: 200,
+            max_new_tokens,
+            batch_prompts: 200,
+        },
+        ..base
+    }
+}
+
 /// A few GRPO steps on SmolLM2-135M-Instruct (set `model.source` to its GGUF file) on the
 /// eight GSM8K-style problems of `grpo-runner/tests/data/gsm8k_mini.jsonl` (paths are relative
 /// to the repository root), R1-Zero template inside the model's chat template.
@@ -755,7 +911,7 @@ fn smollm2() -> TrainConfig {
         },
         pack: PackSection {
             source: "grpo-runner/tests/data/gsm8k_mini.jsonl".into(),
-            template: "r1_zero".into(),
+            template: Some("r1_zero".into()),
             train_split: "gsm8k_mini".into(),
             eval_split: "gsm8k_mini".into(),
         },
@@ -804,7 +960,7 @@ mod tests {
 
     #[test]
     fn every_preset_validates_and_round_trips() {
-        for preset in [Preset::Tiny, Preset::Smoke, Preset::Smollm2] {
+        for preset in [Preset::Tiny, Preset::Smoke, Preset::Smollm2, Preset::Code] {
             let config = TrainConfig::preset(preset);
             config.validate().unwrap();
             let text = config.to_toml().unwrap();
@@ -828,7 +984,7 @@ mod tests {
         assert_eq!(c.sampling.group_size, 6);
         assert_eq!(c.warmup.problems, 300);
         assert_eq!(c.optimizer.lr, 0.0);
-        assert_eq!(c.pack.template, "plain");
+        assert_eq!(c.pack.template.as_deref(), Some("plain"));
         assert_eq!(c.algorithm.loss.beta, 0.04);
         assert_eq!(c.schedule.kind, ScheduleKind::Cosine);
     }

@@ -109,6 +109,15 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// The code sandbox could not be started.
+    #[error("sandbox: {message}")]
+    Sandbox {
+        /// What went wrong.
+        message: String,
+    },
+    /// The rewards could not be built or could not judge (a fault on our side).
+    #[error("rewards: {0}")]
+    Reward(#[from] grpo_rewards::RewardError),
     /// A checkpoint could not be written or read back.
     #[error("checkpoint {path}: {message}")]
     Checkpoint {

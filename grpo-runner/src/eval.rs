@@ -1,13 +1,20 @@
 //! Evaluation: greedy accuracy and pass@k of a model on a set of prompts.
 //!
-//! Correctness comes from a *judge* (the accuracy verdict of the reward set in the CLI), so
-//! this module needs no knowledge of task kinds. pass@k uses the unbiased estimator of Chen et
+//! This is the one evaluation path: the trainer's held-out evaluations and `grpo eval` both
+//! encode prompts with [`encode_prompt`], decode with [`evaluate`], and judge with the reward
+//! set of the scoring contract, so `grpo eval` of a run's `final/` model (which reads the
+//! run's [`EvalSettings`] from `final/grpo_eval.json`) reproduces the run's last evaluation.
+//!
+//! Correctness comes from a *judge* (the accuracy verdict of the reward set), so this module
+//! needs no knowledge of task kinds. pass@k uses the unbiased estimator of Chen et
 //! al. (2021): with `n` samples of which `c` are correct,
 //! `pass@k = 1 − C(n−c, k) / C(n, k)`, computed as a product so it never overflows.
 
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+
+use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::model::Model;
@@ -46,6 +53,76 @@ pub fn report_ks(n: usize) -> Vec<usize> {
     ks
 }
 
+/// Encodes a templated prompt: through the tokenizer's chat template when `chat_template` is
+/// set, as plain text otherwise. The trainer and `grpo eval` both encode with this.
+pub fn encode_prompt(tokenizer: &Tokenizer, text: &str, chat_template: bool) -> Result<Vec<u32>> {
+    if chat_template {
+        tokenizer.encode_prompt(text)
+    } else {
+        tokenizer.encode(text)
+    }
+}
+
+/// How a run evaluates, saved beside its final model (`final/grpo_eval.json`) so that
+/// `grpo eval` of that model repeats the run's evaluation exactly by default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvalSettings {
+    /// The pack trained and evaluated on.
+    pub pack: String,
+    /// The evaluated split.
+    pub split: String,
+    /// Problems evaluated (the first N of the split; 0: all).
+    pub problems: usize,
+    /// The prompt template's spec.
+    pub template: String,
+    /// Whether prompts go through the tokenizer's chat template.
+    pub chat_template: bool,
+    /// Most tokens per greedy completion.
+    pub max_new_tokens: usize,
+    /// Prompts decoded together.
+    pub batch_prompts: usize,
+    /// Reward weight of accuracy (the judge uses the accuracy verdict only).
+    pub accuracy_weight: f64,
+    /// Reward weight of format.
+    pub format_weight: f64,
+}
+
+impl EvalSettings {
+    /// The file name under a model directory.
+    pub const FILE: &'static str = "grpo_eval.json";
+
+    /// Reads `dir/grpo_eval.json`; `None` when the directory has none.
+    pub fn read(dir: &Path) -> Result<Option<EvalSettings>> {
+        let path = dir.join(Self::FILE);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|source| Error::Json { path, source })
+    }
+
+    /// Writes `dir/grpo_eval.json` (write, then rename).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(Self::FILE);
+        let tmp = dir.join(format!("{}.tmp", Self::FILE));
+        let text = serde_json::to_string_pretty(self).map_err(|source| Error::Json {
+            path: path.clone(),
+            source,
+        })?;
+        std::fs::write(&tmp, text).map_err(|source| Error::Io {
+            path: tmp.clone(),
+            source,
+        })?;
+        std::fs::rename(&tmp, &path).map_err(|source| Error::Io { path, source })
+    }
+}
+
 /// Settings of one evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -82,6 +159,8 @@ pub struct PromptResult {
     pub index: usize,
     /// The greedy completion's text.
     pub greedy_completion: String,
+    /// The greedy completion's length in tokens.
+    pub greedy_tokens: usize,
     /// Whether the judge accepted the greedy completion.
     pub greedy_correct: bool,
     /// Correct samples out of `samples`.
@@ -109,21 +188,18 @@ pub struct EvalReport {
     pub results: Vec<PromptResult>,
 }
 
-/// Evaluates `model` on `prompts` (already templated text). `judge(i, completions)` says which
-/// completions of prompt `i` are correct, one bool per completion, in order.
+/// Evaluates `model` on `encoded` prompts (templated and encoded with [`encode_prompt`]).
+/// `judge(i, completions)` says which completions of prompt `i` are correct, one bool per
+/// completion, in order; its error (a scoring fault) ends the evaluation.
 pub fn evaluate(
     model: &Model,
     tokenizer: &Tokenizer,
-    prompts: &[String],
+    encoded: &[Vec<u32>],
     config: &EvalConfig,
-    mut judge: impl FnMut(usize, &[String]) -> Vec<bool>,
+    mut judge: impl FnMut(usize, &[String]) -> Result<Vec<bool>>,
 ) -> Result<EvalReport> {
-    let encoded: Vec<Vec<u32>> = prompts
-        .iter()
-        .map(|p| tokenizer.encode_prompt(p))
-        .collect::<Result<_>>()?;
     let batch = config.batch_prompts.max(1);
-    let mut results = Vec::with_capacity(prompts.len());
+    let mut results = Vec::with_capacity(encoded.len());
     let mut generated = 0usize;
     let mut seconds = 0.0;
     for (chunk_index, chunk) in encoded.chunks(batch).enumerate() {
@@ -153,7 +229,7 @@ pub fn evaluate(
         for (local, g) in greedy.iter().enumerate() {
             let index = chunk_index * batch + local;
             let text = tokenizer.decode(&g.tokens)?;
-            let greedy_correct = judge(index, std::slice::from_ref(&text))
+            let greedy_correct = judge(index, std::slice::from_ref(&text))?
                 .first()
                 .copied()
                 .unwrap_or(false);
@@ -162,7 +238,7 @@ pub fn evaluate(
                     .iter()
                     .map(|c| tokenizer.decode(&c.tokens))
                     .collect::<Result<Vec<_>>>()?;
-                let verdicts = judge(index, &texts);
+                let verdicts = judge(index, &texts)?;
                 if verdicts.len() != texts.len() {
                     return Err(Error::invalid(
                         "the judge returned the wrong number of verdicts",
@@ -176,6 +252,7 @@ pub fn evaluate(
             results.push(PromptResult {
                 index,
                 greedy_completion: text,
+                greedy_tokens: g.tokens.len(),
                 greedy_correct,
                 correct_samples,
             });

@@ -66,6 +66,30 @@ pub struct StepRecord {
     pub update_seconds: f64,
     /// Wall-clock seconds of the whole step.
     pub step_seconds: f64,
+    /// Share of the step spent waiting for scoring (`score_seconds / step_seconds`): the
+    /// part of scoring on the critical path.
+    #[serde(default)]
+    pub score_fraction: f64,
+    /// Seconds scoring took in all, overlapped with other work or not.
+    #[serde(default)]
+    pub scoring_seconds: f64,
+    /// Accuracy verdicts of the sampled completions, by kind (`correct`, `tests_failed`, …).
+    #[serde(default)]
+    pub verdicts: BTreeMap<String, usize>,
+    /// Groups left out of the update because their scoring faulted on every try (a sandbox
+    /// fault is never a reward).
+    #[serde(default)]
+    pub fault_groups: usize,
+    /// Programs the sandbox ran for this step.
+    #[serde(default)]
+    pub sandbox_runs: u64,
+    /// Sandbox programs per second of scoring time.
+    #[serde(default)]
+    pub sandbox_runs_per_second: f64,
+    /// Set on the last record when the run stopped before its planned steps: `time_limit`
+    /// when the wall-clock safety limit (`budget.max_minutes`) cut it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 impl StepRecord {
@@ -79,6 +103,9 @@ impl StepRecord {
             score_seconds: 0.0,
             update_seconds: 0.0,
             step_seconds: 0.0,
+            score_fraction: 0.0,
+            scoring_seconds: 0.0,
+            sandbox_runs_per_second: 0.0,
             ..self.clone()
         }
     }
@@ -101,6 +128,9 @@ pub struct EvalRecord {
     pub completion_len_mean: f64,
     /// Wall-clock seconds of the evaluation.
     pub seconds: f64,
+    /// Problems left out because their scoring faulted on every try (not in `problems`).
+    #[serde(default)]
+    pub faults: usize,
 }
 
 /// One sampled completion with its scores, to inspect what the rewards reward.
@@ -114,8 +144,11 @@ pub struct SampleRecord {
     pub prompt: String,
     /// The completion text.
     pub completion: String,
-    /// The weighted total reward.
+    /// The weighted total of the reward components (what `grpo score` gives the completion).
     pub reward: f64,
+    /// The reward the advantage was computed from: `reward` plus shaping (the overlong
+    /// penalty, when on).
+    pub shaped_reward: f64,
     /// Each component's value.
     pub rewards: BTreeMap<String, f64>,
     /// The accuracy verdict's kind (`correct`, `wrong_answer`, …).

@@ -141,6 +141,7 @@ mod tests {
                 format_rate: 1.0,
                 completion_len_mean: 12.0,
                 seconds: 0.1,
+                faults: 0,
             })
             .collect();
         draw(&path, &[], &evals).unwrap();

@@ -290,6 +290,7 @@ mod tests {
             format_rate: 1.0,
             completion_len_mean: 10.0,
             seconds: 1.0,
+            faults: 0,
         };
         let text = summary_text(Some(&rec(0, 0.25)), Some(&rec(150, 0.5)), 150, 500.0);
         assert!(

@@ -30,6 +30,7 @@ use crate::model::Model;
 use crate::optim::{AdamW, AdamWConfig};
 use crate::schedule::{Schedule, ScheduleKind};
 use crate::tokenizer::{CHAR_EOS, Tokenizer};
+use grpo_tasks::CodeTask;
 
 /// The tags of the R1-Zero answer format, single tokens in [`format_tokenizer`].
 pub const FORMAT_TAGS: [&str; 4] = ["<think>", "</think>", "<answer>", "</answer>"];
@@ -131,6 +132,40 @@ pub fn solution(prompt: &str, answer: &str, worked: bool) -> Option<String> {
         format!("{whole}={value}")
     };
     Some(format!("<think>{think}</think><answer>{value}</answer>"))
+}
+
+/// The short plan a code task's warm-up solution thinks with: the task's `metadata.plan`
+/// (generated packs write one), else none.
+pub fn code_plan(task: &CodeTask) -> Option<String> {
+    task.metadata
+        .as_ref()?
+        .get("plan")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// A code task's warm-up solution in the answer format: the plan (or `code` when the task has
+/// none) as the reasoning, the reference solution as the answer; `None` without a reference.
+///
+/// ```
+/// use grpo_runner::sft::code_solution;
+/// let task: grpo_tasks::CodeTask = serde_json::from_str(
+///     r#"{"id":"c","prompt":"Write f(x) that returns x plus 1.","language":"python","mode":"full",
+///         "tests":{"type":"call","entry_point":"f","cases":[{"args":[1],"expected":2}]},
+///         "reference":"def f(x): return x+1","metadata":{"plan":"x+1"}}"#).unwrap();
+/// assert_eq!(
+///     code_solution(&task).as_deref(),
+///     Some("<think>x+1</think><answer>def f(x): return x+1</answer>")
+/// );
+/// ```
+pub fn code_solution(task: &CodeTask) -> Option<String> {
+    let reference = task.reference.as_deref()?.trim_end();
+    let plan = code_plan(task).unwrap_or_else(|| "code".to_owned());
+    Some(if reference.contains('\n') {
+        format!("<think>{plan}</think><answer>\n{reference}\n</answer>")
+    } else {
+        format!("<think>{plan}</think><answer>{reference}</answer>")
+    })
 }
 
 /// One warm-up problem: the rendered prompt and its two solutions.

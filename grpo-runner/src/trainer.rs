@@ -4,8 +4,12 @@
 //!
 //! 1. **sample** `prompts_per_step` training problems and `group_size` completions for each
 //!    with the current policy (temperature > 0), recording every token's log-probability;
-//! 2. **score** every group with the reward set (accuracy + format) on a tokio runtime while
-//!    this thread computes the reference log-probs (β > 0) — the work that overlaps;
+//! 2. **score** every group with the reward set of the scoring contract
+//!    ([`grpo_rewards::Scoring`]: accuracy routed by task kind, code in the sandbox, format)
+//!    on a tokio runtime while this thread computes the reference log-probs (β > 0) — the
+//!    work that overlaps. A group whose scoring fails on our side (a sandbox fault) is scored
+//!    again up to `rewards.fault_retries` times, then left out of the update and counted:
+//!    a fault is never a reward;
 //! 3. **advantages** per group with grpo-core (population std, tied group → 0); with dynamic
 //!    sampling, groups whose rewards are all equal are dropped and more prompts are sampled;
 //! 4. **update**: `iterations` (μ) passes over the rollouts, each split into `minibatches`
@@ -17,13 +21,15 @@
 //! [`Trainer::run`] adds the supervised warm-up, held-out evaluations (greedy, accuracy
 //! verdict only), checkpoints and the run directory's files around the steps.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use candle_core::{DType, Device, Tensor};
 use grpo_core::{LossInputs, Normalizer, StepMetrics};
-use grpo_rewards::{AccuracyReward, FormatConfig, FormatReward, RewardSet, ScoredResult};
-use grpo_tasks::{Pack, Task, Template};
+use grpo_rewards::code::{Sandbox, SandboxOptions};
+use grpo_rewards::{RewardSet, ScoredResult, Scoring};
+use grpo_tasks::{Manifest, Pack, Task, Template};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -32,11 +38,12 @@ use crate::batch::PackedBatch;
 use crate::checkpoint::{self, RngState, TrainState};
 use crate::config::TrainConfig;
 use crate::error::{Error, Result};
+use crate::eval::{EvalConfig, EvalSettings, encode_prompt};
 use crate::metrics::{EvalRecord, Event, SampleRecord, StepRecord, mean_std};
 use crate::model::Model;
 use crate::optim::AdamW;
 use crate::report::RunDir;
-use crate::sampler::{Completion, FinishReason, SamplingConfig, sample, sample_with_stats};
+use crate::sampler::{Completion, FinishReason, SamplingConfig, sample_with_stats};
 use crate::sft::{self, WarmupProblem, WarmupReport};
 use crate::tokenizer::Tokenizer;
 
@@ -49,6 +56,8 @@ struct Group {
     completions: Vec<Completion>,
     texts: Vec<String>,
     scores: Vec<ScoredResult>,
+    /// The rewards the advantages are computed from: each score's reward plus shaping
+    /// (the overlong penalty, when on).
     rewards: Vec<f64>,
     /// Reference log-probs per completion (β > 0 only).
     reference: Option<Vec<Vec<f32>>>,
@@ -69,6 +78,21 @@ pub struct RunSummary {
     pub seconds: f64,
     /// Whether the run stopped early (time budget or `stop_after`).
     pub stopped_early: bool,
+    /// Whether the wall-clock safety limit (`budget.max_minutes`) cut the run.
+    pub cut_by_time_limit: bool,
+}
+
+/// What one round of sampling and scoring produced.
+struct Rollout {
+    groups: Vec<Group>,
+    sample_seconds: f64,
+    /// Seconds waiting for scoring after the overlapping work was done.
+    score_seconds: f64,
+    /// Seconds the scoring took in all (overlapped or not).
+    scoring_seconds: f64,
+    generated_tokens: usize,
+    /// Groups left out because their scoring faulted on every try.
+    fault_groups: usize,
 }
 
 /// A GRPO training run in memory.
@@ -79,6 +103,7 @@ pub struct Trainer {
     tokenizer: Tokenizer,
     optimizer: AdamW,
     rewards: Arc<RewardSet>,
+    sandbox: Option<Sandbox>,
     train_tasks: Vec<Task>,
     eval_tasks: Vec<Task>,
     template: Template,
@@ -99,15 +124,8 @@ impl std::fmt::Debug for Trainer {
     }
 }
 
-fn settings(field: &str, message: impl Into<String>) -> Error {
-    Error::Settings {
-        field: field.into(),
-        message: message.into(),
-    }
-}
-
-/// Loads the pack's train and eval splits.
-fn load_tasks(config: &TrainConfig) -> Result<(Vec<Task>, Vec<Task>)> {
+/// Loads the pack's train and eval splits and its manifest.
+fn load_tasks(config: &TrainConfig) -> Result<(Vec<Task>, Vec<Task>, Manifest)> {
     let source = &config.pack.source;
     let pack = Pack::load(source).map_err(|e| Error::Pack {
         pack: source.clone(),
@@ -132,22 +150,32 @@ fn load_tasks(config: &TrainConfig) -> Result<(Vec<Task>, Vec<Task>)> {
     Ok((
         split(&config.pack.train_split)?,
         split(&config.pack.eval_split)?,
+        pack.manifest.clone(),
     ))
 }
 
-fn reward_set(config: &TrainConfig) -> Result<RewardSet> {
-    let format = FormatReward::new(FormatConfig {
-        mode: config.rewards.format_mode,
-        ..FormatConfig::default()
-    });
-    RewardSet::from_components(
-        vec![
-            (Box::new(AccuracyReward::new()), config.rewards.accuracy),
-            (Box::new(format), config.rewards.format),
-        ],
-        Some(0),
-    )
-    .map_err(|e| settings("rewards", e.to_string()))
+/// The sandbox a run with code tasks needs (`None` when it has none).
+fn sandbox_for(config: &TrainConfig, tasks: &[&[Task]]) -> Result<Option<Sandbox>> {
+    if !Scoring::needs_sandbox(tasks.iter().flat_map(|t| t.iter())) {
+        return Ok(None);
+    }
+    let defaults = SandboxOptions::default();
+    let options = SandboxOptions {
+        concurrency: match config.sandbox.concurrency {
+            0 => defaults.concurrency,
+            n => n,
+        },
+        temp_root: config.sandbox.temp_dir.clone(),
+        ..defaults.clone()
+    };
+    let sandbox = if options == defaults {
+        Sandbox::shared()
+    } else {
+        Sandbox::new(&options)
+    };
+    sandbox.map(Some).map_err(|e| Error::Sandbox {
+        message: e.to_string(),
+    })
 }
 
 /// Mixes the run seed with a purpose and indices into a seed for a derived generator.
@@ -163,43 +191,77 @@ fn derive_seed(seed: u64, purpose: u64, a: u64, b: u64) -> u64 {
 impl Trainer {
     /// A fresh run: loads the pack and the model (a new tiny model, or a checkpoint from
     /// `model.source`), builds the rewards and the optimiser. Nothing is trained yet.
-    pub fn new(config: TrainConfig) -> Result<Self> {
+    ///
+    /// What the config leaves to the pack (template, reward weights) is filled from the
+    /// pack's manifest here, so [`Trainer::config`] (and the run's `config.toml`) says what
+    /// runs.
+    pub fn new(mut config: TrainConfig) -> Result<Self> {
         config.validate()?;
-        let (train_tasks, eval_tasks) = load_tasks(&config)?;
+        let (train_tasks, eval_tasks, manifest) = load_tasks(&config)?;
+        config.resolve_from_pack(&manifest);
+        config.validate()?;
+        let template = config.template(&manifest)?;
         let device = Device::Cpu;
         let (policy, tokenizer) = match config.model_path() {
             None => {
-                let mut texts: Vec<&str> = train_tasks
-                    .iter()
-                    .chain(&eval_tasks)
-                    .map(Task::prompt)
-                    .collect();
-                let template = Template::parse(&config.pack.template)
-                    .map_err(|e| settings("pack.template", e.to_string()))?;
-                let rendered: String = train_tasks
-                    .iter()
-                    .take(1)
-                    .map(|t| template.render(t))
-                    .collect();
-                texts.push(&rendered);
-                let tokenizer = sft::format_tokenizer(&texts)?;
+                // Every character a prompt, a reference solution or a warm-up plan uses.
+                let mut texts: Vec<String> = Vec::new();
+                for task in train_tasks.iter().chain(&eval_tasks) {
+                    texts.push(task.prompt().to_owned());
+                    if let Task::Code(c) = task {
+                        texts.extend(c.reference.iter().cloned());
+                        texts.extend(sft::code_plan(c));
+                    }
+                }
+                texts.extend(train_tasks.iter().take(1).map(|t| template.render(t)));
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let tokenizer = sft::format_tokenizer(&refs)?;
                 let eos = tokenizer.eos_token_ids().first().copied().unwrap_or(0);
                 let spec = &config.model.tiny;
-                let model = Model::random(
-                    &spec.config(tokenizer.vocab_size(), eos),
-                    DType::F32,
-                    &device,
-                    spec.seed,
-                )?;
+                let mut model_config = spec.config(tokenizer.vocab_size(), eos);
+                // The context must hold the longest prompt and its completion: a fresh tiny
+                // model has no learned positions, so the table simply grows.
+                let longest = train_tasks
+                    .iter()
+                    .chain(&eval_tasks)
+                    .map(|t| tokenizer.encode(&template.render(t)).map(|ids| ids.len()))
+                    .collect::<Result<Vec<_>>>()?
+                    .into_iter()
+                    .max()
+                    .unwrap_or(0);
+                let needed = longest
+                    + config
+                        .sampling
+                        .max_new_tokens
+                        .max(config.eval.max_new_tokens)
+                    + 1;
+                if needed > model_config.max_position_embeddings {
+                    tracing::info!(
+                        from = model_config.max_position_embeddings,
+                        to = needed,
+                        "tiny model context raised to fit the longest prompt"
+                    );
+                    model_config.max_position_embeddings = needed;
+                }
+                let model = Model::random(&model_config, DType::F32, &device, spec.seed)?;
                 (model, tokenizer)
             }
             Some(path) => crate::loading::load(&path, DType::F32, &device)?,
         };
-        Self::assemble(config, policy, None, tokenizer, train_tasks, eval_tasks)
+        Self::assemble(
+            config,
+            &manifest,
+            policy,
+            None,
+            tokenizer,
+            train_tasks,
+            eval_tasks,
+        )
     }
 
     fn assemble(
         config: TrainConfig,
+        manifest: &Manifest,
         policy: Model,
         reference: Option<Model>,
         tokenizer: Tokenizer,
@@ -207,12 +269,14 @@ impl Trainer {
         eval_tasks: Vec<Task>,
     ) -> Result<Self> {
         crate::cpu::flush_denormals_to_zero();
-        let template = Template::parse(&config.pack.template)
-            .map_err(|e| settings("pack.template", e.to_string()))?;
+        let template = config.template(manifest)?;
         let optimizer = AdamW::new(policy.named_vars(), config.optimizer.adamw())?;
-        let rewards = Arc::new(reward_set(&config)?);
+        let sandbox = sandbox_for(&config, &[&train_tasks, &eval_tasks])?;
+        let rewards = Arc::new(config.scoring(manifest)?.build(sandbox.clone())?);
+        // Code scoring runs on these threads while this one computes reference log-probs.
+        let workers = sandbox.as_ref().map_or(1, |s| s.concurrency().max(1));
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
+            .worker_threads(workers)
             .enable_all()
             .build()
             .map_err(|source| Error::Io {
@@ -233,6 +297,7 @@ impl Trainer {
             tokenizer,
             optimizer,
             rewards,
+            sandbox,
             train_tasks,
             eval_tasks,
             template,
@@ -258,9 +323,10 @@ impl Trainer {
             message: "no checkpoint to resume from".into(),
         })?;
         let ckpt = checkpoint::read(&dir, &Device::Cpu)?;
-        let (train_tasks, eval_tasks) = load_tasks(&config)?;
+        let (train_tasks, eval_tasks, manifest) = load_tasks(&config)?;
         let mut trainer = Self::assemble(
             config,
+            &manifest,
             ckpt.policy,
             ckpt.reference,
             ckpt.tokenizer,
@@ -299,11 +365,7 @@ impl Trainer {
 
     fn encode_prompt(&self, task: &Task) -> Result<(String, Vec<u32>)> {
         let text = self.template.render(task);
-        let ids = if self.config.model.chat_template {
-            self.tokenizer.encode_prompt(&text)?
-        } else {
-            self.tokenizer.encode(&text)?
-        };
+        let ids = encode_prompt(&self.tokenizer, &text, self.config.model.chat_template)?;
         Ok((text, ids))
     }
 
@@ -323,13 +385,22 @@ impl Trainer {
             .train_tasks
             .iter()
             .take(take)
-            .filter_map(|task| {
-                let Task::Math(m) = task else { return None };
-                Some(WarmupProblem {
+            .filter_map(|task| match task {
+                Task::Math(m) => Some(WarmupProblem {
                     prompt: self.template.render(task),
                     worked: sft::solution(&m.prompt, &m.answer, true)?,
                     direct: sft::solution(&m.prompt, &m.answer, false)?,
-                })
+                }),
+                // Code: the reference solution, one style.
+                Task::Code(c) => {
+                    let solution = sft::code_solution(c)?;
+                    Some(WarmupProblem {
+                        prompt: self.template.render(task),
+                        worked: solution.clone(),
+                        direct: solution,
+                    })
+                }
+                Task::Countdown(_) => None,
             })
             .collect();
         on_event(&Event::WarmupStarted { steps: w.steps });
@@ -354,7 +425,8 @@ impl Trainer {
     }
 
     /// Greedy accuracy on the first `eval.problems` problems of the eval split, from the
-    /// accuracy verdict alone.
+    /// accuracy verdict alone, through the one evaluation path ([`crate::eval::evaluate`]).
+    /// A problem whose scoring faults on every try is left out and counted.
     pub fn evaluate(&mut self) -> Result<EvalRecord> {
         let start = Instant::now();
         let n = match self.config.eval.problems {
@@ -366,60 +438,84 @@ impl Trainer {
             .iter()
             .map(|t| self.encode_prompt(t).map(|p| p.1))
             .collect::<Result<_>>()?;
-        let greedy = SamplingConfig::greedy(self.config.eval.max_new_tokens);
-        let mut groups = Vec::with_capacity(n);
-        let mut lengths = Vec::with_capacity(n);
-        let chunk = self.config.eval.batch_prompts.max(1);
-        for (tasks, prompts) in tasks.chunks(chunk).zip(prompts.chunks(chunk)) {
-            let completions = sample(&self.policy, prompts, 1, &greedy)?;
-            for (task, c) in tasks.iter().zip(&completions) {
-                lengths.push(c.tokens.len() as f64);
-                groups.push((task.clone(), vec![self.tokenizer.decode(&c.tokens)?]));
-            }
-        }
+        let config = EvalConfig {
+            max_new_tokens: self.config.eval.max_new_tokens,
+            samples: 0,
+            batch_prompts: self.config.eval.batch_prompts.max(1),
+            ..EvalConfig::default()
+        };
+        let (mut formatted, mut faults) = (0usize, 0usize);
+        let retries = self.config.rewards.fault_retries;
         let rewards = Arc::clone(&self.rewards);
-        let scored = self
-            .runtime
-            .block_on(async move { rewards.score_batch(&groups).await });
-        let correct = scored
+        let runtime = &self.runtime;
+        let report = crate::eval::evaluate(
+            &self.policy,
+            &self.tokenizer,
+            &prompts,
+            &config,
+            |i, completions| {
+                let job = vec![(tasks[i].clone(), completions.to_vec())];
+                let scored = runtime.block_on(score_with_retries(&rewards, &job, retries));
+                Ok(match scored.into_iter().next().flatten() {
+                    Some(scores) => {
+                        formatted += scores
+                            .iter()
+                            .filter(|s| s.rewards.get("format").is_some_and(|&v| v >= 1.0))
+                            .count();
+                        scores.iter().map(|s| s.correct).collect()
+                    }
+                    None => {
+                        faults += 1;
+                        vec![false; completions.len()]
+                    }
+                })
+            },
+        )?;
+        let scored = n - faults;
+        let correct = report.greedy_correct;
+        let lengths: Vec<f64> = report
+            .results
             .iter()
-            .filter(|g| g.first().is_some_and(|s| s.correct))
-            .count();
-        let formatted = scored
-            .iter()
-            .filter(|g| {
-                g.first()
-                    .and_then(|s| s.rewards.get("format"))
-                    .is_some_and(|&v| v >= 1.0)
-            })
-            .count();
+            .map(|r| r.greedy_tokens as f64)
+            .collect();
+        let frac = |a: usize| {
+            if scored == 0 {
+                0.0
+            } else {
+                a as f64 / scored as f64
+            }
+        };
         let record = EvalRecord {
             step: self.step,
-            accuracy: if n == 0 {
-                0.0
-            } else {
-                correct as f64 / n as f64
-            },
+            accuracy: frac(correct),
             correct,
-            problems: n,
-            format_rate: if n == 0 {
-                0.0
-            } else {
-                formatted as f64 / n as f64
-            },
+            problems: scored,
+            format_rate: frac(formatted),
             completion_len_mean: mean_std(&lengths).0,
             seconds: start.elapsed().as_secs_f64(),
+            faults,
         };
         tracing::info!(step = record.step, accuracy = record.accuracy, "evaluated");
         Ok(record)
     }
 
+    /// The run's evaluation settings, saved beside the final model for `grpo eval`.
+    pub fn eval_settings(&self) -> EvalSettings {
+        EvalSettings {
+            pack: self.config.pack.source.clone(),
+            split: self.config.pack.eval_split.clone(),
+            problems: self.config.eval.problems,
+            template: self.template.spec().to_owned(),
+            chat_template: self.config.model.chat_template,
+            max_new_tokens: self.config.eval.max_new_tokens,
+            batch_prompts: self.config.eval.batch_prompts.max(1),
+            accuracy_weight: self.rewards.weight("accuracy").unwrap_or(0.0),
+            format_weight: self.rewards.weight("format").unwrap_or(0.0),
+        }
+    }
+
     /// Samples and scores groups for `count` new prompts (sampling round `round` of this step).
-    fn sample_and_score(
-        &mut self,
-        count: usize,
-        round: u64,
-    ) -> Result<(Vec<Group>, f64, f64, usize)> {
+    fn sample_and_score(&mut self, count: usize, round: u64) -> Result<Rollout> {
         let tasks: Vec<Task> = (0..count)
             .map(|_| self.train_tasks[self.prompt_rng.gen_range(0..self.train_tasks.len())].clone())
             .collect();
@@ -452,9 +548,12 @@ impl Trainer {
             .map(|(t, c)| (t.clone(), c.to_vec()))
             .collect();
         let rewards = Arc::clone(&self.rewards);
-        let scoring = self
-            .runtime
-            .spawn(async move { rewards.score_batch(&jobs).await });
+        let retries = self.config.rewards.fault_retries;
+        let scoring = self.runtime.spawn(async move {
+            let started = Instant::now();
+            let scored = score_with_retries(&rewards, &jobs, retries).await;
+            (scored, started.elapsed().as_secs_f64())
+        });
         let reference = match &self.reference {
             Some(reference) => {
                 let mut all = Vec::with_capacity(tasks.len());
@@ -466,20 +565,28 @@ impl Trainer {
             None => None,
         };
         let wait = Instant::now();
-        let scored = self
+        let (scored, scoring_seconds) = self
             .runtime
             .block_on(scoring)
             .map_err(|e| Error::invalid(format!("scoring task failed: {e}")))?;
         let score_seconds = wait.elapsed().as_secs_f64();
         let overlong = self.config.algorithm.shaping.overlong;
         let mut groups = Vec::with_capacity(tasks.len());
+        let mut fault_groups = 0;
         let mut reference = reference.map(Vec::into_iter);
-        for (((task, (prompt, ids)), group), scores) in tasks
+        for (index, (((task, (prompt, ids)), group), scores)) in tasks
             .into_iter()
             .zip(encoded)
             .zip(completions.chunks(g))
             .zip(scored)
+            .enumerate()
         {
+            let group_reference = reference.as_mut().and_then(Iterator::next);
+            // A group whose scoring faulted on every try gets no reward: it is left out.
+            let Some(scores) = scores else {
+                fault_groups += 1;
+                continue;
+            };
             let mut rewards = Vec::with_capacity(g);
             for (c, s) in group.iter().zip(&scores) {
                 let penalty = match &overlong {
@@ -488,7 +595,7 @@ impl Trainer {
                 };
                 rewards.push(s.reward + penalty);
             }
-            let start = groups.len() * g;
+            let start = index * g;
             groups.push(Group {
                 task,
                 prompt,
@@ -497,15 +604,17 @@ impl Trainer {
                 texts: texts[start..start + g].to_vec(),
                 scores,
                 rewards,
-                reference: reference.as_mut().and_then(Iterator::next),
+                reference: group_reference,
             });
         }
-        Ok((
+        Ok(Rollout {
             groups,
             sample_seconds,
             score_seconds,
-            stats.generated_tokens,
-        ))
+            scoring_seconds,
+            generated_tokens: stats.generated_tokens,
+            fault_groups,
+        })
     }
 
     /// One GRPO step: sample → score → advantages → update → report.
@@ -527,19 +636,27 @@ impl Trainer {
         let mut truncated = 0usize;
         let (mut sampled_groups, mut tied_groups) = (0usize, 0usize);
         let (mut sample_seconds, mut score_seconds, mut generated) = (0.0, 0.0, 0usize);
-        let mut component_sums: std::collections::BTreeMap<String, (f64, usize)> =
-            Default::default();
+        let mut scoring_seconds = 0.0;
+        let mut component_sums: BTreeMap<String, (f64, usize)> = Default::default();
+        let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
+        let mut fault_groups = 0usize;
+        let runs_before = self.sandbox.as_ref().map_or(0, Sandbox::runs_started);
         let mut round = 0u64;
         loop {
-            let (groups, s_sec, sc_sec, tokens) = self.sample_and_score(p - used.len(), round)?;
-            sample_seconds += s_sec;
-            score_seconds += sc_sec;
-            generated += tokens;
-            for group in groups {
+            let rollout = self.sample_and_score(p - used.len(), round)?;
+            sample_seconds += rollout.sample_seconds;
+            score_seconds += rollout.score_seconds;
+            scoring_seconds += rollout.scoring_seconds;
+            generated += rollout.generated_tokens;
+            fault_groups += rollout.fault_groups;
+            for group in rollout.groups {
                 sampled_groups += 1;
                 for (c, s) in group.completions.iter().zip(&group.scores) {
                     sampled += 1;
                     correct += usize::from(s.correct);
+                    *verdicts
+                        .entry(s.verdict.kind.as_str().to_owned())
+                        .or_insert(0) += 1;
                     formatted += usize::from(s.rewards.get("format").is_some_and(|&v| v >= 1.0));
                     lengths.push(c.tokens.len() as f64);
                     truncated += usize::from(c.finish_reason == FinishReason::Length);
@@ -594,12 +711,14 @@ impl Trainer {
                     .iter()
                     .zip(&gr.scores)
                     .zip(adv)
-                    .map(move |((text, s), a)| SampleRecord {
+                    .zip(&gr.rewards)
+                    .map(move |(((text, s), a), shaped)| SampleRecord {
                         step,
                         task_id: gr.task.id().to_string(),
                         prompt: gr.prompt.clone(),
                         completion: text.clone(),
                         reward: s.reward,
+                        shaped_reward: *shaped,
                         rewards: s.rewards.clone(),
                         verdict: s.verdict.kind.as_str().to_string(),
                         reason: s.verdict.reason.clone(),
@@ -615,6 +734,7 @@ impl Trainer {
             .sum();
         let step_seconds = start.elapsed().as_secs_f64();
         let frac = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let sandbox_runs = self.sandbox.as_ref().map_or(0, Sandbox::runs_started) - runs_before;
         let record = StepRecord {
             step,
             reward_mean,
@@ -646,6 +766,17 @@ impl Trainer {
             score_seconds,
             update_seconds,
             step_seconds,
+            score_fraction: score_seconds / step_seconds.max(1e-9),
+            scoring_seconds,
+            verdicts,
+            fault_groups,
+            sandbox_runs,
+            sandbox_runs_per_second: if scoring_seconds > 0.0 {
+                sandbox_runs as f64 / scoring_seconds
+            } else {
+                0.0
+            },
+            stopped: None,
         };
         tracing::debug!(?record, "step");
         Ok((record, samples))
@@ -812,18 +943,36 @@ impl Trainer {
             steps: total,
         });
         let mut stopped_early = false;
+        let mut cut_by_time_limit = false;
         let mut last_eval_step = dir.last_eval_step();
         while self.step < total {
-            if self.config.budget.max_minutes > 0.0
+            let (mut record, samples) = self.step()?;
+            // The run's length is its steps; the wall-clock limit is a safety net, and when
+            // it cuts the run the last record says so.
+            if self.step < total
+                && self.config.budget.max_minutes > 0.0
                 && elapsed(self.elapsed_before) > self.config.budget.max_minutes * 60.0
             {
-                stopped_early = true;
-                break;
+                cut_by_time_limit = true;
+                record.stopped = Some("time_limit".into());
+                tracing::warn!(
+                    step = self.step,
+                    planned = total,
+                    max_minutes = self.config.budget.max_minutes,
+                    "the wall-clock limit cut the run"
+                );
             }
-            let (record, samples) = self.step()?;
             dir.append_step(&record)?;
             dir.append_samples(&samples)?;
             on_event(&Event::Step(Box::new(record)));
+            if cut_by_time_limit {
+                stopped_early = true;
+                if self.config.checkpoint.every > 0 {
+                    self.checkpoint(&dir.checkpoints(), elapsed(self.elapsed_before))?;
+                    on_event(&Event::Checkpoint { step: self.step });
+                }
+                break;
+            }
             if self.step.is_multiple_of(self.config.eval.every) || self.step == total {
                 let record = self.evaluate()?;
                 last_eval_step = Some(record.step);
@@ -848,7 +997,8 @@ impl Trainer {
             dir.append_eval(&record)?;
             on_event(&Event::Eval(record));
         }
-        dir.write_final(&self.policy, &self.tokenizer)?;
+        let final_dir = dir.write_final(&self.policy, &self.tokenizer)?;
+        self.eval_settings().write(&final_dir)?;
         if let Err(e) = dir.plot() {
             tracing::warn!("could not draw the plot: {e}");
         }
@@ -860,6 +1010,7 @@ impl Trainer {
             steps: self.step,
             seconds: elapsed(self.elapsed_before),
             stopped_early,
+            cut_by_time_limit,
         })
     }
 }
@@ -925,4 +1076,34 @@ fn aligned(batch: &PackedBatch, values: &[&[f32]]) -> Result<Tensor> {
         out[r * seq + s..r * seq + s + l].copy_from_slice(v);
     }
     Ok(Tensor::from_vec(out, (rows, seq), batch.mask.device())?)
+}
+
+/// Scores `groups`, scoring a group again (up to `retries` times) while it faults; a group
+/// that faults on every try is `None`: it gets no reward at all.
+async fn score_with_retries(
+    rewards: &RewardSet,
+    groups: &[(Task, Vec<String>)],
+    retries: usize,
+) -> Vec<Option<Vec<ScoredResult>>> {
+    let mut out: Vec<Option<Vec<ScoredResult>>> = vec![None; groups.len()];
+    let mut pending: Vec<usize> = (0..groups.len()).collect();
+    for attempt in 0..=retries {
+        let batch: Vec<(Task, Vec<String>)> = pending.iter().map(|&i| groups[i].clone()).collect();
+        let results = rewards.score_batch(&batch).await;
+        let mut failed = Vec::new();
+        for (&i, result) in pending.iter().zip(results) {
+            match result {
+                Ok(scores) => out[i] = Some(scores),
+                Err(e) => {
+                    tracing::warn!(attempt, task = groups[i].0.id(), error = %e, "scoring fault");
+                    failed.push(i);
+                }
+            }
+        }
+        pending = failed;
+        if pending.is_empty() {
+            break;
+        }
+    }
+    out
 }

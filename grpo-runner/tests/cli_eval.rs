@@ -104,9 +104,9 @@ fn sample_prints_one_completion() {
 fn evaluate_counts_what_the_judge_accepts() {
     let vocab = "0123456789 abc";
     let (model, tokenizer) = tiny_model(&small_spec(), vocab, &Device::Cpu).unwrap();
-    let prompts: Vec<String> = ["1 2", "a b", "3", "c"]
+    let prompts: Vec<Vec<u32>> = ["1 2", "a b", "3", "c"]
         .iter()
-        .map(|s| s.to_string())
+        .map(|s| tokenizer.encode(s).unwrap())
         .collect();
     let config = EvalConfig {
         max_new_tokens: 4,
@@ -119,7 +119,7 @@ fn evaluate_counts_what_the_judge_accepts() {
     let report = evaluate(&model, &tokenizer, &prompts, &config, |i, completions| {
         calls[i] += 1;
         let first_call = calls[i] == 1;
-        completions
+        Ok(completions
             .iter()
             .enumerate()
             .map(|(j, _)| match i {
@@ -127,7 +127,7 @@ fn evaluate_counts_what_the_judge_accepts() {
                 1 => false,
                 _ => !first_call && j == 0,
             })
-            .collect()
+            .collect())
     })
     .unwrap();
     assert_eq!(report.prompts, 4);

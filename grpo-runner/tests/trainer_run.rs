@@ -108,3 +108,165 @@ fn dynamic_sampling_refills_dropped_groups() {
         }
     }
 }
+
+/// The scoring contract, end to end: a smoke run on the Python pack gets its accuracy from
+/// the sandbox; every sample's per-reward values are what `grpo score` gives the same
+/// completion, `reward` is their weighted sum and `shaped_reward` what the advantage used;
+/// `grpo eval` of the run's `final/` reproduces its last evaluation.
+mod contract {
+    use std::process::{Command, Output};
+
+    use serde_json::Value;
+
+    fn grpo(args: &[&str]) -> Output {
+        let out = Command::new(env!("CARGO_BIN_EXE_grpo"))
+            .args(args)
+            .output()
+            .expect("running grpo");
+        assert!(
+            out.status.success(),
+            "grpo {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    fn lines(text: &str) -> Vec<Value> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn last_eval_accuracy(run: &std::path::Path) -> f64 {
+        let evals = lines(&std::fs::read_to_string(run.join("eval.jsonl")).unwrap());
+        evals.last().unwrap()["accuracy"].as_f64().unwrap()
+    }
+
+    fn eval_final(run: &std::path::Path, pack: &str) -> f64 {
+        let model = run.join("final");
+        let out = grpo(&["eval", "--model", model.to_str().unwrap(), "--tasks", pack]);
+        let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+        summary["greedy_accuracy"].as_f64().unwrap()
+    }
+
+    #[test]
+    fn smoke_run_on_python_scores_like_grpo_score_and_grpo_eval_repeats_it() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = run.path().to_str().unwrap();
+        grpo(&[
+            "train",
+            "--preset",
+            "smoke",
+            "--set",
+            "pack.source=\"builtin:python\"",
+            "--set",
+            "checkpoint.samples_per_step=16",
+            "--out",
+            dir,
+            "--quiet",
+        ]);
+        let steps = lines(&std::fs::read_to_string(run.path().join("metrics.jsonl")).unwrap());
+        for s in &steps {
+            assert!(s["sandbox_runs"].as_u64().unwrap() > 0, "{s}");
+            let verdicts = s["verdicts"].as_object().unwrap();
+            let counted: u64 = verdicts.values().map(|v| v.as_u64().unwrap()).sum();
+            assert_eq!(counted, 16, "{s}");
+            assert_eq!(s["fault_groups"], 0);
+        }
+        let samples = lines(&std::fs::read_to_string(run.path().join("samples.jsonl")).unwrap());
+        assert!(!samples.is_empty());
+        // The same completions through `grpo score` on the same pack.
+        let completions: String = samples
+            .iter()
+            .map(|s| {
+                serde_json::json!({"task_id": s["task_id"], "completion": s["completion"]})
+                    .to_string()
+                    + "\n"
+            })
+            .collect();
+        let file = run.path().join("completions.jsonl");
+        std::fs::write(&file, completions).unwrap();
+        let scored = grpo(&[
+            "score",
+            "--tasks",
+            "builtin:python",
+            "--completions",
+            file.to_str().unwrap(),
+        ]);
+        let scored = lines(&String::from_utf8_lossy(&scored.stdout));
+        assert_eq!(scored.len(), samples.len());
+        // The smoke preset's weights: accuracy 1, format 0.1; no overlong shaping.
+        for (sample, score) in samples.iter().zip(&scored) {
+            assert_eq!(sample["rewards"], score["rewards"], "{sample}");
+            let r = &sample["rewards"];
+            assert!(r.get("accuracy").is_some(), "no accuracy reward: {sample}");
+            let sum = r["accuracy"].as_f64().unwrap() + 0.1 * r["format"].as_f64().unwrap();
+            assert!((sample["reward"].as_f64().unwrap() - sum).abs() < 1e-12);
+            assert_eq!(sample["shaped_reward"], sample["reward"]);
+        }
+        assert_eq!(
+            eval_final(run.path(), "builtin:python"),
+            last_eval_accuracy(run.path())
+        );
+    }
+
+    #[test]
+    fn grpo_eval_of_a_math_run_repeats_its_last_evaluation() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = run.path().to_str().unwrap();
+        grpo(&["train", "--preset", "smoke", "--out", dir, "--quiet"]);
+        let want = last_eval_accuracy(run.path());
+        assert!(want > 0.0, "the smoke run should get some problems right");
+        assert_eq!(eval_final(run.path(), "builtin:arith-digits"), want);
+    }
+}
+
+/// A sandbox fault is never a reward: after its retries the group is left out of the update
+/// and counted, and the policy does not move.
+#[test]
+fn a_sandbox_fault_skips_the_group_and_is_counted() {
+    let sets = [
+        "pack.source=\"builtin:python\"",
+        "sandbox.temp_dir=\"/nonexistent/grpo-fault-injection\"",
+        "rewards.fault_retries=1",
+        "warmup.steps=0",
+    ]
+    .map(String::from);
+    let config = TrainConfig::resolve(Preset::Smoke, None, &sets).unwrap();
+    let mut trainer = Trainer::new(config.clone()).unwrap();
+    let weights = |t: &Trainer| -> Vec<Vec<f32>> {
+        t.policy()
+            .named_vars()
+            .iter()
+            .map(|(_, v)| v.as_tensor().flatten_all().unwrap().to_vec1().unwrap())
+            .collect()
+    };
+    let before = weights(&trainer);
+    let (record, samples) = trainer.step().unwrap();
+    assert_eq!(record.fault_groups, config.sampling.prompts_per_step);
+    assert_eq!(record.groups, 0);
+    assert!(record.verdicts.is_empty(), "{:?}", record.verdicts);
+    assert!(samples.is_empty());
+    assert_eq!(before, weights(&trainer));
+    // Evaluation leaves faulted problems out and counts them.
+    let eval = trainer.evaluate().unwrap();
+    assert_eq!(eval.problems, 0);
+    assert!(eval.faults > 0);
+}
+
+/// What the run config leaves out comes from the pack, and the resolved config says so.
+#[test]
+fn the_trainer_takes_template_and_weights_from_the_pack() {
+    let mut config = TrainConfig::resolve(Preset::Smoke, None, &["warmup.steps=0".into()]).unwrap();
+    config.pack.template = None;
+    config.rewards.accuracy = None;
+    config.rewards.format = None;
+    let trainer = Trainer::new(config).unwrap();
+    // builtin:arith-digits: template "compact", [rewards] accuracy 1.0, format 0.1.
+    assert_eq!(trainer.config().pack.template.as_deref(), Some("compact"));
+    assert_eq!(trainer.config().rewards.accuracy, Some(1.0));
+    assert_eq!(trainer.config().rewards.format, Some(0.1));
+    let text = trainer.config().to_toml().unwrap();
+    assert!(text.contains("template = \"compact\""), "{text}");
+}

@@ -5,13 +5,16 @@
 //! | `arith` | math | train 2000, eval 200 | easy arithmetic with numbers 0–99, for models larger than the default tiny one |
 //! | `arith-digits` | math | train 2000, eval 200 | the default tiny CPU run: single-digit arithmetic a 109k-parameter model partly learns in its warm-up |
 //! | `countdown` | countdown | train 1000, eval 200 | the TinyZero task |
-//! | `python` | code | train (hand-written) | checking the code reward and small code-RL runs |
+//! | `python` | code | train 37, eval 14 (hand-written) | checking the code reward and small code-RL runs |
+//! | `pyfunc` | code | train 2000, eval 200 | code RL for the tiny model: one-line Python functions and stdio programs from short prompts with single-digit constants |
 //!
 //! The generated packs are reproducible: [`regenerate`] rebuilds their split files from the
 //! generator, and a test checks the files match byte for byte.
 
 use crate::error::GenerateError;
-use crate::generate::{self, ArithSettings, CountdownSettings, Difficulty, Generator};
+use crate::generate::{
+    self, ArithSettings, CodeSettings, CountdownSettings, Difficulty, Generator,
+};
 use crate::pack::to_jsonl;
 
 /// A pack compiled into the crate.
@@ -68,7 +71,19 @@ const PACKS: &[BuiltinPack] = &[
         name: "python",
         manifest: include_str!("../packs/python/pack.toml"),
         readme: include_str!("../packs/python/README.md"),
-        files: &[("train.jsonl", include_str!("../packs/python/train.jsonl"))],
+        files: &[
+            ("train.jsonl", include_str!("../packs/python/train.jsonl")),
+            ("eval.jsonl", include_str!("../packs/python/eval.jsonl")),
+        ],
+    },
+    BuiltinPack {
+        name: "pyfunc",
+        manifest: include_str!("../packs/pyfunc/pack.toml"),
+        readme: include_str!("../packs/pyfunc/README.md"),
+        files: &[
+            ("train.jsonl", include_str!("../packs/pyfunc/train.jsonl")),
+            ("eval.jsonl", include_str!("../packs/pyfunc/eval.jsonl")),
+        ],
     },
 ];
 
@@ -95,7 +110,8 @@ pub struct Recipe {
     pub n_eval: usize,
 }
 
-/// The recipe of a generated built-in pack (`arith`, `countdown`); `None` for hand-written ones.
+/// The recipe of a generated built-in pack (`arith`, `arith-digits`, `countdown`, `pyfunc`);
+/// `None` for hand-written ones.
 pub fn recipe(name: &str) -> Option<Recipe> {
     match name {
         "arith" => Some(Recipe {
@@ -120,6 +136,12 @@ pub fn recipe(name: &str) -> Option<Recipe> {
             generator: Generator::Countdown(CountdownSettings::for_difficulty(Difficulty::Medium)),
             seed: 20_260_102,
             n_train: 1000,
+            n_eval: 200,
+        }),
+        "pyfunc" => Some(Recipe {
+            generator: Generator::Code(CodeSettings::default()),
+            seed: 20_260_104,
+            n_train: 2000,
             n_eval: 200,
         }),
         _ => None,

@@ -7,10 +7,10 @@
 //!   reported at once, with file, line and field, because a pack that fails on line 9,000 of
 //!   a long run wastes the run;
 //! - prompt templates ([`Template`]): R1-Zero, compact, plain, and custom with placeholders;
-//! - seeded generators ([`generate`]): `arith` and `countdown`;
+//! - seeded generators ([`generate`]): `arith`, `countdown` and `code`;
 //! - importers ([`import`]): HumanEval, MBPP, GSM8K, MATH-style and generic JSONL;
 //! - exact arithmetic expressions ([`expr`]), the language of countdown answers, with a solver;
-//! - the built-in packs ([`builtin`]): `arith`, `countdown`, `python`.
+//! - the built-in packs ([`builtin`]): `arith`, `arith-digits`, `countdown`, `python`, `pyfunc`.
 //!
 //! The rewards that check completions live in `grpo-rewards`.
 //!
@@ -34,11 +34,13 @@ pub mod import;
 pub mod pack;
 pub mod task;
 pub mod template;
+pub mod validate;
 
 pub use error::{ExprError, GenerateError, ImportError, PackError, Problem, TemplateError};
-pub use pack::{Manifest, Pack, Split};
+pub use pack::{Manifest, Pack, RewardWeights, Split};
 pub use task::{
     AssertTests, CallCase, CallTests, CodeMode, CodeTask, CodeTests, CountdownTask, Language,
     MathTask, Metadata, StdioCase, StdioTests, Task, TaskKind,
 };
 pub use template::Template;
+pub use validate::{FieldProblem, MIN_MEMORY_MB};

@@ -33,8 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::builtin;
 use crate::error::{PackError, Problem};
-use crate::expr::{self, Expr, Usage};
-use crate::task::{CodeTests, Task};
+use crate::task::Task;
 use crate::template::Template;
 
 /// A pack's description: `pack.toml` in a pack directory, or defaults for a single file.
@@ -55,13 +54,40 @@ pub struct Manifest {
     /// The default prompt template (`r1_zero`, `compact`, `plain`, or a custom text).
     #[serde(default)]
     pub template: Template,
-    /// Reward weights by reward name (`accuracy`, `format`, …); empty means the trainer's
-    /// defaults.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub rewards: BTreeMap<String, f64>,
+    /// Reward weights by reward name; an absent weight means the caller's default. An
+    /// unknown name is an error naming it.
+    #[serde(default, skip_serializing_if = "RewardWeights::is_empty")]
+    pub rewards: RewardWeights,
     /// Split name → file name relative to the pack directory; empty means every `*.jsonl`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub splits: BTreeMap<String, String>,
+}
+
+/// The `[rewards]` table of `pack.toml`: a weight per reward the project knows.
+///
+/// ```
+/// use grpo_tasks::pack::RewardWeights;
+/// let w: RewardWeights = toml::from_str("accuracy = 1.0\nformat = 0.1").unwrap();
+/// assert_eq!((w.accuracy, w.format), (Some(1.0), Some(0.1)));
+/// let err = toml::from_str::<RewardWeights>("acuracy = 1.0").unwrap_err().to_string();
+/// assert!(err.contains("unknown field `acuracy`"), "{err}");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RewardWeights {
+    /// Weight of the accuracy reward (math equivalence, countdown, code tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f64>,
+    /// Weight of the `<think>…</think><answer>…</answer>` format reward.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<f64>,
+}
+
+impl RewardWeights {
+    /// Whether no weight is given.
+    pub fn is_empty(&self) -> bool {
+        self.accuracy.is_none() && self.format.is_none()
+    }
 }
 
 fn default_version() -> String {
@@ -77,7 +103,7 @@ impl Manifest {
             license: None,
             description: None,
             template: Template::default(),
-            rewards: BTreeMap::new(),
+            rewards: RewardWeights::default(),
             splits: BTreeMap::new(),
         }
     }
@@ -158,7 +184,7 @@ impl Pack {
         let mut problems = Vec::new();
         for split in &splits {
             for task in &split.tasks {
-                for (field, message) in check_meaning(task) {
+                for (field, message) in task.validate().into_iter().map(|p| (p.field, p.message)) {
                     problems.push(Problem {
                         file: split.file.clone(),
                         line: None,
@@ -530,7 +556,11 @@ pub(crate) fn parse_jsonl(
                 continue;
             }
         };
-        let meaning = check_meaning(&task);
+        let meaning: Vec<(String, String)> = task
+            .validate()
+            .into_iter()
+            .map(|p| (p.field, p.message))
+            .collect();
         if meaning.is_empty() {
             tasks.push((line_no, task));
         } else {
@@ -843,125 +873,7 @@ fn json_type(v: &Value) -> String {
     }
 }
 
-/// Checks what the schema cannot: empty texts, countdown references, test lists.
-fn check_meaning(task: &Task) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut need = |ok: bool, field: &str, message: &str| {
-        if !ok {
-            out.push((field.to_owned(), message.to_owned()));
-        }
-    };
-    need(!task.id().trim().is_empty(), "id", "must not be empty");
-    need(
-        task.id().trim() == task.id(),
-        "id",
-        "must not start or end with whitespace",
-    );
-    need(
-        !task.prompt().trim().is_empty(),
-        "prompt",
-        "must not be empty",
-    );
-    match task {
-        Task::Math(t) => {
-            need(!t.answer.trim().is_empty(), "answer", "must not be empty");
-            for (i, alt) in t.alternatives.iter().enumerate() {
-                need(
-                    !alt.trim().is_empty(),
-                    &format!("alternatives[{i}]"),
-                    "must not be empty",
-                );
-            }
-        }
-        Task::Countdown(t) => {
-            need(
-                !t.numbers.is_empty(),
-                "numbers",
-                "must hold at least one number",
-            );
-            need(
-                t.numbers.iter().all(|&n| n >= 0),
-                "numbers",
-                "must be non-negative integers",
-            );
-            if let Some(reference) = &t.reference
-                && let Some(message) =
-                    countdown_reference_problem(reference, &t.numbers, t.target, t.use_all)
-            {
-                out.push(("reference".into(), message));
-            }
-        }
-        Task::Code(t) => {
-            match &t.tests {
-                CodeTests::Assert(a) => {
-                    need(!a.code.trim().is_empty(), "tests.code", "must not be empty");
-                    if let Some(e) = &a.entry_point {
-                        need(
-                            is_identifier(e),
-                            "tests.entry_point",
-                            "must be a Python identifier",
-                        );
-                    }
-                }
-                CodeTests::Stdio(s) => need(
-                    !s.cases.is_empty(),
-                    "tests.cases",
-                    "must hold at least one case",
-                ),
-                CodeTests::Call(c) => {
-                    need(
-                        !c.cases.is_empty(),
-                        "tests.cases",
-                        "must hold at least one case",
-                    );
-                    need(
-                        is_identifier(&c.entry_point),
-                        "tests.entry_point",
-                        "must be a Python identifier",
-                    );
-                }
-            }
-            need(
-                t.time_limit_ms != Some(0),
-                "time_limit_ms",
-                "must be positive",
-            );
-            need(t.memory_mb != Some(0), "memory_mb", "must be positive");
-        }
-    }
-    out
-}
-
-/// Why a countdown reference is not a solution, or `None` when it is one.
-pub fn countdown_reference_problem(
-    reference: &str,
-    numbers: &[i64],
-    target: i64,
-    use_all: bool,
-) -> Option<String> {
-    let expr = match Expr::parse(reference) {
-        Ok(e) => e,
-        Err(e) => return Some(format!("does not parse: {e}")),
-    };
-    match expr::check_usage(&expr.literals(), numbers, use_all) {
-        Usage::Valid => {}
-        Usage::NotAvailable(n) => return Some(format!("uses {n}, which is not available")),
-        Usage::Unused(left) => {
-            return Some(format!("leaves {left:?} unused although all must be used"));
-        }
-    }
-    match expr.eval() {
-        Ok(v) if v == num_rational::BigRational::from_integer(target.into()) => None,
-        Ok(v) => Some(format!("evaluates to {v}, not the target {target}")),
-        Err(e) => Some(format!("does not evaluate: {e}")),
-    }
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
-}
+pub use crate::validate::countdown_reference_problem;
 
 /// Reads a pack directory's split file path (for tools that write packs).
 pub fn split_path(dir: &Path, split: &str) -> PathBuf {

@@ -32,7 +32,16 @@ fn every_builtin_pack_loads_and_has_a_readme() {
 #[test]
 fn generated_packs_match_their_recipes() {
     let bless = std::env::var_os("GRPO_BLESS").is_some();
-    for name in ["arith", "countdown"] {
+    let generated: Vec<&str> = builtin::names()
+        .into_iter()
+        .filter(|name| builtin::recipe(name).is_some())
+        .collect();
+    assert_eq!(
+        generated,
+        ["arith", "arith-digits", "countdown", "pyfunc"],
+        "every generated pack is checked"
+    );
+    for name in generated {
         let files = builtin::regenerate(name).unwrap().unwrap();
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("packs")
@@ -131,4 +140,56 @@ fn python_pack_has_thirty_problems_of_both_test_styles() {
         assert_style >= 10 && stdio_style >= 10,
         "{assert_style} assert, {stdio_style} stdio"
     );
+}
+
+#[test]
+fn python_eval_split_is_held_out_and_mixes_test_styles() {
+    let pack = Pack::load("builtin:python").unwrap();
+    let train = pack.split("train").unwrap();
+    let eval = pack.split("eval").unwrap();
+    assert!(eval.len() >= 12, "{}", eval.len());
+    let train_ids: HashSet<&str> = train.iter().map(Task::id).collect();
+    let train_prompts: HashSet<&str> = train.iter().map(Task::prompt).collect();
+    let mut styles = HashSet::new();
+    for t in eval {
+        assert!(!train_ids.contains(t.id()), "{}", t.id());
+        assert!(!train_prompts.contains(t.prompt()), "{}", t.id());
+        let Task::Code(c) = t else { panic!("{t:?}") };
+        assert!(c.reference.is_some(), "{}", c.id);
+        styles.insert(match c.tests {
+            grpo_tasks::CodeTests::Assert(_) => "assert",
+            grpo_tasks::CodeTests::Stdio(_) => "stdio",
+            grpo_tasks::CodeTests::Call(_) => "call",
+        });
+    }
+    assert_eq!(styles.len(), 3, "{styles:?}");
+}
+
+#[test]
+fn pyfunc_suits_a_tiny_model() {
+    let pack = Pack::load("builtin:pyfunc").unwrap();
+    let train = pack.split("train").unwrap();
+    let eval = pack.split("eval").unwrap();
+    assert_eq!((train.len(), eval.len()), (2000, 200));
+    let train_prompts: HashSet<&str> = train.iter().map(Task::prompt).collect();
+    assert!(
+        eval.iter().all(|t| !train_prompts.contains(t.prompt())),
+        "eval overlaps train"
+    );
+    for (split, tasks) in [("train", train), ("eval", eval)] {
+        let mut families = HashSet::new();
+        for t in tasks {
+            let Task::Code(c) = t else { panic!("{t:?}") };
+            assert!(c.prompt.len() <= 70, "{}", c.prompt);
+            let reference = c.reference.as_deref().unwrap();
+            assert!(
+                reference.len() <= 50 && !reference.contains('\n'),
+                "{reference}"
+            );
+            let metadata = c.metadata.as_ref().unwrap();
+            assert!(metadata["plan"].as_str().unwrap().len() <= 20, "{}", c.id);
+            families.insert(metadata["family"].as_str().unwrap().to_owned());
+        }
+        assert_eq!(families.len(), 6, "{split}: {families:?}");
+    }
 }

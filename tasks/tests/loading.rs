@@ -207,7 +207,7 @@ fn pack_directory_with_manifest_and_splits() {
     let pack = Pack::load(dir.path().to_str().unwrap()).unwrap();
     assert_eq!(pack.manifest.name, "demo");
     assert_eq!(pack.manifest.version, "0.2.0");
-    assert_eq!(pack.manifest.rewards["format"], 0.2);
+    assert_eq!(pack.manifest.rewards.format, Some(0.2));
     assert_eq!(
         pack.manifest.template,
         Template::parse("Q: {prompt}\nA:").unwrap()
@@ -246,6 +246,11 @@ fn manifest_problems_name_the_line() {
             "name = \"x\"\n[rewards]\naccuracy = \"high\"\n",
             "invalid type",
             Some(3),
+        ),
+        (
+            "name = \"x\"\n[rewards]\naccuracy = 1.0\nformatt = 0.1\n",
+            "unknown field `formatt`",
+            Some(4),
         ),
         (
             "name = \"x\"\n[splits]\ntrain = \"missing.jsonl\"\n",

@@ -1,9 +1,13 @@
 //! Finding the code in a completion.
 //!
-//! The rule (DESIGN.md "Task packs"): the last fenced Python block (```` ```python ````,
+//! The rule (DESIGN.md "Task packs"): when the completion keeps the R1 format, only its last
+//! `<answer>…</answer>` block is looked at (an `<answer>` left open at the end runs to the
+//! end). In that text (or the whole completion): the last fenced Python block (```` ```python ````,
 //! ```` ```py ````, ```` ```python3 ````, any case) when there is one; otherwise the last
-//! untagged fenced block; otherwise the completion as it is. A fence left open at the end (a
-//! generation cut by the token limit) counts as closed by the end of the text.
+//! untagged fenced block; otherwise the text as it is (inside an answer block: without its
+//! surrounding blank lines and common indentation, so `<answer> print(1) </answer>` is
+//! `print(1)`). A fence left open at the end (a generation cut by the token limit) counts as
+//! closed by the end of the text.
 
 use grpo_tasks::{CodeMode, CodeTask, CodeTests};
 
@@ -77,9 +81,51 @@ pub fn fenced_code(completion: &str) -> Option<&str> {
         .map(|b| b.body)
 }
 
-/// The code of a completion, or the completion itself when it has no fenced block.
-pub fn extract_code(completion: &str) -> &str {
-    fenced_code(completion).unwrap_or(completion)
+/// The code of a completion (see the module docs for the rule).
+pub fn extract_code(completion: &str) -> std::borrow::Cow<'_, str> {
+    match answer_block(completion) {
+        Some(answer) => match fenced_code(answer) {
+            Some(code) => code.into(),
+            None => dedent(answer).into(),
+        },
+        None => fenced_code(completion).unwrap_or(completion).into(),
+    }
+}
+
+/// The text of the last `<answer>` block: up to its `</answer>`, or to the end when the block
+/// was left open.
+fn answer_block(completion: &str) -> Option<&str> {
+    let start = completion.rfind("<answer>")? + "<answer>".len();
+    let rest = &completion[start..];
+    Some(rest.find("</answer>").map_or(rest, |end| &rest[..end]))
+}
+
+/// `text` without its leading and trailing blank lines and without the indentation its
+/// non-blank lines share (a one-line text is simply trimmed).
+fn dedent(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.iter().position(|l| !l.trim().is_empty());
+    let last = lines.iter().rposition(|l| !l.trim().is_empty());
+    let (Some(first), Some(last)) = (first, last) else {
+        return String::new();
+    };
+    let body = &lines[first..=last];
+    if let [only] = body {
+        return format!("{}\n", only.trim());
+    }
+    let indent = body
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut out = String::with_capacity(text.len());
+    for line in body {
+        // Blank lines may be shorter than the shared indentation.
+        out.push_str(line.get(indent..).unwrap_or("").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// The function a code task tests, when its tests name one.
@@ -99,7 +145,7 @@ pub fn entry_point(task: &CodeTask) -> Option<&str> {
 ///   the prompt's import lines followed by that block (models often restate the function).
 pub fn program_for(task: &CodeTask, completion: &str) -> String {
     match task.mode {
-        CodeMode::Full => extract_code(completion).to_owned(),
+        CodeMode::Full => extract_code(completion).into_owned(),
         CodeMode::Prefix => {
             if let (Some(code), Some(entry)) = (fenced_code(completion), entry_point(task))
                 && defines(code, entry)
@@ -155,6 +201,24 @@ mod tests {
             ("```python\nz\n  ```\n", "z\n"),
             // Only a shell block: the completion as is.
             ("```sh\nls\n```", "```sh\nls\n```"),
+            // The R1 format: the answer block, trimmed and dedented.
+            (
+                "<think>x*3</think><answer>def f(x): return x*3</answer>",
+                "def f(x): return x*3\n",
+            ),
+            ("<think>t</think><answer> print(1) </answer>", "print(1)\n"),
+            (
+                "<think>t</think><answer>\n  def f():\n\n      return 1\n</answer>",
+                "def f():\n\n    return 1\n",
+            ),
+            // A fenced block inside the answer wins; fences outside it are not looked at.
+            (
+                "```python\nno\n```<answer>```python\nyes\n```</answer>",
+                "yes\n",
+            ),
+            // The last answer block; an open one runs to the end.
+            ("<answer>a</answer><answer>b", "b\n"),
+            ("<think>t</think><answer></answer>", ""),
         ];
         for (completion, want) in cases {
             assert_eq!(extract_code(completion), *want, "{completion:?}");

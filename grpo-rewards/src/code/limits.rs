@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{Result, SandboxError};
 
-/// The smallest memory cap the snapshotted interpreter starts under (its image is ~26 MiB).
-pub const MIN_MEMORY_MB: u64 = 32;
+/// The smallest memory cap the snapshotted interpreter starts under (its image is ~26 MiB);
+/// the task schema's rule, [`grpo_tasks::MIN_MEMORY_MB`].
+pub use grpo_tasks::MIN_MEMORY_MB;
 
 /// What one program run may use.
 ///

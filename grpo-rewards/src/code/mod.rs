@@ -15,6 +15,6 @@ pub mod sandbox;
 pub use error::SandboxError;
 pub use extract::{extract_code, program_for};
 pub use limits::Limits;
-pub use reward::{CodeReward, Credit, check_reference, first_difference};
+pub use reward::{CodeReward, Credit, LimitCaps, check_reference, first_difference};
 pub use runtime::{Allocator, EngineOptions};
 pub use sandbox::{Sandbox, SandboxOptions};

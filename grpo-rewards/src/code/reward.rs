@@ -7,11 +7,13 @@ use super::extract::program_for;
 use super::harness::{self, Report};
 use super::limits::Limits;
 use super::sandbox::Sandbox;
+use crate::error::{Result, RewardError};
 use crate::result::{RunResult, RunStatus, TestOutcome, Verdict, VerdictKind};
 use crate::reward::{Reward, Score};
 
 /// How per-test outcomes become a reward value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Credit {
     /// 1 when every test passes, else 0.
     #[default]
@@ -22,12 +24,26 @@ pub enum Credit {
 
 /// The accuracy reward for code tasks (name `accuracy`); `None` for other kinds of task.
 ///
-/// All programs of a group (completions × stdio cases) run concurrently on the sandbox.
+/// All programs of a group (completions × stdio cases) run concurrently on the sandbox; a
+/// program that appears more than once in a group (a policy that has converged writes the
+/// same code again and again) runs once and its outcome is shared. A sandbox failure is a
+/// [`RewardError::Fault`] for the whole group, never a 0.
 #[derive(Debug, Clone)]
 pub struct CodeReward {
     sandbox: Sandbox,
     limits: Limits,
+    caps: Option<LimitCaps>,
     credit: Credit,
+}
+
+/// The most a task's own `time_limit_ms` and `memory_mb` may ask for: larger values are
+/// clamped to these (the HTTP service's `max_run_timeout_s` and `max_memory_mb`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitCaps {
+    /// The largest time limit, in milliseconds.
+    pub time_limit_ms: u64,
+    /// The largest memory cap, in MiB.
+    pub memory_mb: u64,
 }
 
 impl CodeReward {
@@ -36,6 +52,7 @@ impl CodeReward {
         CodeReward {
             sandbox,
             limits: Limits::default(),
+            caps: None,
             credit: Credit::Binary,
         }
     }
@@ -44,6 +61,27 @@ impl CodeReward {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// The same reward with caps on what a task's own limits may ask for.
+    pub fn with_caps(mut self, caps: LimitCaps) -> Self {
+        self.caps = Some(caps);
+        self
+    }
+
+    /// The limits one run of `task` gets: the defaults, the task's own limits, then the caps.
+    pub fn limits_for(&self, task: &CodeTask) -> Limits {
+        let mut limits = self.limits.for_task(task);
+        if let Some(caps) = self.caps {
+            limits.time_limit_ms = limits.time_limit_ms.min(caps.time_limit_ms);
+            limits.memory_mb = limits.memory_mb.min(caps.memory_mb);
+            limits.wall_limit_ms = Some(
+                limits
+                    .wall_limit_ms()
+                    .min(caps.time_limit_ms.saturating_mul(2)),
+            );
+        }
+        limits
     }
 
     /// The same reward with another credit mode.
@@ -58,17 +96,32 @@ impl CodeReward {
     }
 
     /// Scores one completion of a code task.
-    pub async fn score_one(&self, task: &CodeTask, completion: &str) -> Score {
-        self.score_code(task, std::slice::from_ref(&completion.to_owned()))
-            .await
-            .remove(0)
+    pub async fn score_one(&self, task: &CodeTask, completion: &str) -> Result<Score> {
+        let mut scores = self
+            .score_code(task, std::slice::from_ref(&completion.to_owned()))
+            .await?;
+        scores
+            .pop()
+            .ok_or_else(|| RewardError::fault(&task.id, "no score for the completion"))
     }
 
-    async fn score_code(&self, task: &CodeTask, completions: &[String]) -> Vec<Score> {
-        let limits = self.limits.for_task(task);
-        let mut handles = Vec::new();
+    async fn score_code(&self, task: &CodeTask, completions: &[String]) -> Result<Vec<Score>> {
+        let limits = self.limits_for(task);
+        // Each distinct program runs once; `slot[i]` is completion i's program.
+        let mut programs: Vec<String> = Vec::new();
+        let mut slot = Vec::with_capacity(completions.len());
         for completion in completions {
             let program = program_for(task, completion);
+            match programs.iter().position(|p| *p == program) {
+                Some(k) => slot.push(k),
+                None => {
+                    slot.push(programs.len());
+                    programs.push(program);
+                }
+            }
+        }
+        let mut handles = Vec::new();
+        for program in programs {
             let jobs = harness::jobs_for(task, program);
             let runs: Vec<_> = jobs
                 .into_iter()
@@ -80,7 +133,7 @@ impl CodeReward {
                 .collect();
             handles.push(runs);
         }
-        let mut scores = Vec::with_capacity(completions.len());
+        let mut scores = Vec::with_capacity(handles.len());
         for runs in handles {
             let mut outcomes = Vec::new();
             let mut case_index = 0;
@@ -107,21 +160,16 @@ impl CodeReward {
                 case_index += cases.len();
                 outcomes.extend(cases);
             }
-            scores.push(match failure {
-                Some(reason) => {
-                    tracing::error!(task = %task.id, %reason, "sandbox failure");
-                    Score {
-                        value: Some(0.0),
-                        verdict: Verdict::new(
-                            VerdictKind::Crash,
-                            format!("the sandbox failed: {reason}"),
-                        ),
-                    }
-                }
-                None => self.judge(outcomes),
-            });
+            if let Some(reason) = failure {
+                tracing::error!(task = %task.id, %reason, "sandbox failure");
+                return Err(RewardError::fault(
+                    &task.id,
+                    format!("the sandbox failed: {reason}"),
+                ));
+            }
+            scores.push(self.judge(outcomes));
         }
-        scores
+        Ok(slot.into_iter().map(|k| scores[k].clone()).collect())
     }
 
     fn judge(&self, outcomes: Vec<TestOutcome>) -> Score {
@@ -338,27 +386,21 @@ impl Reward for CodeReward {
         &'a self,
         task: &'a Task,
         completions: &'a [String],
-    ) -> BoxFuture<'a, Vec<Score>> {
+    ) -> BoxFuture<'a, Result<Vec<Score>>> {
         Box::pin(async move {
             match task {
                 Task::Code(code) => self.score_code(code, completions).await,
-                _ => completions
+                _ => Ok(completions
                     .iter()
-                    .map(|_| Score {
-                        value: None,
-                        verdict: Verdict::new(
-                            VerdictKind::NoAnswer,
-                            "not a code task: the code reward does not apply",
-                        ),
-                    })
-                    .collect(),
+                    .map(|_| Score::not_applicable("code", task))
+                    .collect()),
             }
         })
     }
 }
 
 /// Runs a code task's reference solution through [`CodeReward`]; `None` when it has none.
-pub async fn check_reference(reward: &CodeReward, task: &CodeTask) -> Option<Score> {
+pub async fn check_reference(reward: &CodeReward, task: &CodeTask) -> Option<Result<Score>> {
     let reference = task.reference.as_ref()?;
     Some(reward.score_one(task, reference).await)
 }

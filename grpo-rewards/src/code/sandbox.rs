@@ -62,6 +62,10 @@ struct Inner {
     concurrency: usize,
     /// The harness, compiled by the guest on first use (hex of its `marshal` bytes).
     compiled_harness: tokio::sync::OnceCell<Option<String>>,
+    /// Where run directories go (`None`: the system's temporary directory).
+    temp_root: Option<PathBuf>,
+    /// Programs started so far.
+    runs: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -79,6 +83,9 @@ pub struct SandboxOptions {
     pub engine: EngineOptions,
     /// How many programs run at once (default: the number of cores).
     pub concurrency: usize,
+    /// Where each run's empty `/tmp` directory is created (default: the system's temporary
+    /// directory). A directory that cannot be written makes every run a sandbox fault.
+    pub temp_root: Option<PathBuf>,
 }
 
 impl Default for SandboxOptions {
@@ -89,6 +96,7 @@ impl Default for SandboxOptions {
         SandboxOptions {
             engine: EngineOptions::default(),
             concurrency: cores,
+            temp_root: None,
         }
     }
 }
@@ -115,6 +123,8 @@ impl Sandbox {
                 permits: Arc::new(Semaphore::new(concurrency)),
                 concurrency,
                 compiled_harness: tokio::sync::OnceCell::new(),
+                temp_root: options.temp_root.clone(),
+                runs: std::sync::atomic::AtomicU64::new(0),
             }),
         })
     }
@@ -127,6 +137,12 @@ impl Sandbox {
         }
         let sandbox = Sandbox::new(&SandboxOptions::default())?;
         Ok(SHARED.get_or_init(|| sandbox).clone())
+    }
+
+    /// How many programs this sandbox has started (its harness compile included), for
+    /// throughput figures.
+    pub fn runs_started(&self) -> u64 {
+        self.inner.runs.load(Ordering::Relaxed)
     }
 
     /// How many programs this sandbox runs at once.
@@ -229,13 +245,16 @@ impl Sandbox {
 
     async fn execute_raw(&self, input: Vec<u8>, limits: &Limits) -> Result<RawRun> {
         let started = Instant::now();
+        self.inner.runs.fetch_add(1, Ordering::Relaxed);
+        let root = self
+            .inner
+            .temp_root
+            .clone()
+            .unwrap_or_else(std::env::temp_dir);
         let workdir = tempfile::Builder::new()
             .prefix("grpo-sandbox-")
-            .tempdir()
-            .map_err(|source| SandboxError::Io {
-                path: std::env::temp_dir(),
-                source,
-            })?;
+            .tempdir_in(&root)
+            .map_err(|source| SandboxError::Io { path: root, source })?;
         let stdout = CappedPipe::new(limits.output_bytes);
         let stderr = CappedPipe::new(limits.output_bytes);
         let mut builder = WasiCtxBuilder::new();

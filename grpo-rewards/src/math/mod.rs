@@ -260,26 +260,16 @@ impl Reward for MathReward {
         &'a self,
         task: &'a Task,
         completions: &'a [String],
-    ) -> BoxFuture<'a, Vec<Score>> {
+    ) -> BoxFuture<'a, crate::Result<Vec<Score>>> {
         Box::pin(async move {
             let Task::Math(math) = task else {
-                let verdict = Verdict::new(
-                    VerdictKind::Crash,
-                    format!(
-                        "the math reward does not apply to {} tasks",
-                        task.kind_name()
-                    ),
-                );
-                return completions
+                return Ok(completions
                     .iter()
-                    .map(|_| Score {
-                        value: None,
-                        verdict: verdict.clone(),
-                    })
-                    .collect();
+                    .map(|_| Score::not_applicable("math", task))
+                    .collect());
             };
             let gold = self.checker.prepare(&math.answer, &math.alternatives);
-            completions
+            Ok(completions
                 .iter()
                 .map(|c| {
                     let check = self.checker.check_prepared(&gold, c);
@@ -288,7 +278,7 @@ impl Reward for MathReward {
                         verdict: check.verdict,
                     }
                 })
-                .collect()
+                .collect())
         })
     }
 }

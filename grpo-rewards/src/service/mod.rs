@@ -15,8 +15,12 @@
 //! every request, so scaling out is running more replicas behind any load balancer.
 //! Requests past `max_inflight` wait in a bounded queue for a bounded time (at least the
 //! request's own `run_timeout`) and are then answered 504, which verl's client retries.
-//! A sandbox failure while scoring answers 503 `sandbox_error` (retried by clients), never a
-//! reward of 0 that would corrupt the group's advantages.
+//! A scoring fault (the sandbox failed) answers 503 `sandbox_error` (retried by clients),
+//! never a reward of 0 that would corrupt the group's advantages; a client's mistake (a task
+//! that breaks the schema's rules, such as `time_limit_ms: 0`) is a 422 naming the field.
+//! `/v1/score` scores through the same [`Scoring`] builder as every `grpo` command; a task's
+//! own `time_limit_ms` and `memory_mb` above `max_run_timeout_s` and `max_memory_mb` are
+//! clamped to them, as `/run_code` clamps its `run_timeout` and `memory_limit_MB`.
 //! Bad input gets a JSON 4xx (`{"detail", "code"}`, see [`error`]); handlers never panic, and
 //! a panic would be answered 500 without taking the server down.
 //!
@@ -49,17 +53,15 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use futures::FutureExt;
-use grpo_tasks::TaskKind;
 
-use crate::code::{CodeReward, Limits, Sandbox};
-use crate::compose::{AccuracyReward, RewardSet};
-use crate::format::FormatReward;
-use crate::result::{Verdict, VerdictKind};
+use crate::code::{LimitCaps, Limits, Sandbox};
+use crate::compose::RewardSet;
+use crate::scoring::{Scoring, Weights};
 pub use admission::Admission;
 pub use error::{ApiError, JsonBody};
 pub use metrics::Metrics;
 use run_code::{RunCodeRequest, RunCodeResponse};
-use score::{ScoreRequest, ScoreResponse};
+use score::{PreparedScore, ScoreRequest, ScoreResponse};
 
 /// How the service behaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,10 +83,21 @@ pub struct ServiceConfig {
     pub max_run_timeout_s: f64,
     /// The largest `memory_limit_MB` a `/run_code` request may ask for (larger asks are capped).
     pub max_memory_mb: u64,
-    /// Default limits for programs (code tasks of `/v1/score` may lower or raise time and memory).
+    /// Default limits for programs (code tasks of `/v1/score` may lower or raise time and
+    /// memory, up to `max_run_timeout_s` and `max_memory_mb`).
     pub limits: Limits,
     /// The name reported as `executor_pod_name` in `/run_code` answers.
     pub executor: Option<String>,
+}
+
+impl ServiceConfig {
+    /// The caps on a task's own limits: `max_run_timeout_s` and `max_memory_mb`.
+    pub fn caps(&self) -> LimitCaps {
+        LimitCaps {
+            time_limit_ms: (self.max_run_timeout_s * 1000.0).ceil().max(1.0) as u64,
+            memory_mb: self.max_memory_mb,
+        }
+    }
 }
 
 impl Default for ServiceConfig {
@@ -324,70 +337,48 @@ async fn score_handler(
         )));
     }
     let _admitted = admit(&state, state.config.queue_wait).await?;
-    let code = CodeReward::new(state.sandbox.clone())
-        .with_limits(state.config.limits.clone())
-        .with_credit(prepared.credit);
-    let accuracy = AccuracyReward::new().with_kind(TaskKind::Code, Box::new(code));
-    let mut set = RewardSet::new().with_accuracy(Box::new(accuracy), 1.0);
-    if let Some(weight) = prepared.format_weight {
-        set = set.with(Box::new(FormatReward::default()), weight);
-    }
-    let results = set.score_group(&prepared.task, &request.completions).await;
+    let set = state.scoring(&prepared)?;
+    let results = match set.score_group(&prepared.task, &request.completions).await {
+        Ok(results) => results,
+        // A fault is ours, not the completions': answering 0 for it would corrupt the group's
+        // advantages, so the whole request fails with a status clients retry.
+        Err(e) if e.is_fault() => {
+            tracing::error!(task = %prepared.task.id(), error = %e, "scoring fault on /v1/score");
+            return Err(ApiError::SandboxFault {
+                reason: e.to_string(),
+            });
+        }
+        Err(e) => {
+            return Err(ApiError::Internal {
+                reason: e.to_string(),
+            });
+        }
+    };
     state.metrics.add_sandbox_runs(runs);
-    // A sandbox fault is ours, not the completion's: answering 0 for it would corrupt the
-    // group's advantages, so the whole request fails with a status clients retry.
-    if let Some(fault) = results.iter().find(|r| is_sandbox_fault(&r.verdict)) {
-        tracing::error!(task = %fault.task_id, reason = %fault.verdict.reason, "sandbox fault on /v1/score");
-        return Err(ApiError::SandboxFault {
-            reason: fault.verdict.reason.clone(),
-        });
-    }
     for result in &results {
         state.metrics.record_verdict(result.verdict.kind);
     }
     Ok(axum::Json(ScoreResponse { results }))
 }
 
-/// Whether a verdict reports a failure of the sandbox itself (the code reward's
-/// `the sandbox failed: …` crash verdict) rather than of the program.
-fn is_sandbox_fault(verdict: &Verdict) -> bool {
-    verdict.kind == VerdictKind::Crash && verdict.reason.starts_with(SANDBOX_FAULT_PREFIX)
-}
-
-/// How the code reward starts the reason of a verdict caused by a sandbox failure.
-const SANDBOX_FAULT_PREFIX: &str = "the sandbox failed";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_sandbox_failures_count_as_faults() {
-        let table = [
-            (
-                VerdictKind::Crash,
-                "the sandbox failed: sandbox engine: closed",
-                true,
-            ),
-            (
-                VerdictKind::Crash,
-                "0 of 1 tests passed; test 0: the interpreter crashed",
-                false,
-            ),
-            // A program cannot forge a fault: its output only appears after the case prefix.
-            (
-                VerdictKind::TestsFailed,
-                "the sandbox failed: printed by the program",
-                false,
-            ),
-            (VerdictKind::Correct, "all 2 tests passed", false),
-        ];
-        for (kind, reason, fault) in table {
-            assert_eq!(
-                is_sandbox_fault(&Verdict::new(kind, reason)),
-                fault,
-                "{reason}"
-            );
-        }
+impl ServiceState {
+    /// The reward set of one `/v1/score` request: the scoring contract with the request's
+    /// credit and format weight, the service's default limits, and its maxima as caps (a
+    /// task's own `time_limit_ms` or `memory_mb` above them is clamped, as `/run_code`
+    /// clamps `run_timeout` and `memory_limit_MB`).
+    fn scoring(&self, prepared: &PreparedScore) -> Result<RewardSet, ApiError> {
+        let scoring = Scoring {
+            weights: Weights {
+                accuracy: 1.0,
+                format: prepared.format_weight.unwrap_or(0.0),
+            },
+            credit: prepared.credit,
+            limits: self.config.limits.clone(),
+            caps: Some(self.config.caps()),
+            ..Scoring::default()
+        };
+        scoring
+            .build(Some(self.sandbox.clone()))
+            .map_err(|e| ApiError::invalid(e.to_string()))
     }
 }

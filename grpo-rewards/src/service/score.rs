@@ -110,6 +110,20 @@ impl ScoreRequest {
                 ));
             }
         };
+        // The same meaning checks as pack loading, on the typed task, whatever its shape was
+        // (verl's and open-r1's shapes carry no prompt: that rule is ours alone).
+        let ours = self.task.is_some();
+        if let Some(problem) = task
+            .validate()
+            .into_iter()
+            .find(|p| ours || p.field != "prompt")
+        {
+            let prefix = if ours { "task." } else { "" };
+            return Err(ApiError::invalid(format!(
+                "`{prefix}{}` {}",
+                problem.field, problem.message
+            )));
+        }
         let credit = match self.credit {
             Some(CreditName::Binary) => Credit::Binary,
             Some(CreditName::Partial) => Credit::Partial,

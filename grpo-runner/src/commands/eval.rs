@@ -1,14 +1,20 @@
 //! `grpo eval`: Greedy accuracy and pass@k of a model on a task pack.
+//!
+//! Scored through the scoring contract (the pack's weights; code in the sandbox) and the one
+//! evaluation path of the trainer. A run's `final/` model carries its evaluation settings
+//! (`grpo_eval.json`: template, chat template, token limit, batch, split, problems); they are
+//! the defaults here, so `grpo eval --model RUN/final --tasks PACK` reproduces the run's last
+//! evaluation exactly. Flags override them.
 
 use std::process::ExitCode;
 
 use anyhow::Context;
 use candle_core::{DType, Device};
-use grpo_rewards::code::{CodeReward, Sandbox};
-use grpo_rewards::{AccuracyReward, Reward, VerdictKind};
-use grpo_runner::eval::{EvalConfig, evaluate};
+use grpo_rewards::Scoring;
+use grpo_rewards::code::Sandbox;
+use grpo_runner::eval::{EvalConfig, EvalSettings, encode_prompt, evaluate};
 use grpo_runner::sampler::SamplingConfig;
-use grpo_tasks::{Pack, TaskKind, Template};
+use grpo_tasks::{Pack, Template};
 
 /// Greedy accuracy and pass@k of a model on a task pack.
 #[derive(Debug, clap::Args)]
@@ -22,19 +28,20 @@ pub struct Args {
     /// Samples per task for pass@k.
     #[arg(long)]
     pub samples: Option<usize>,
-    /// The split to evaluate (default: `eval`, else `test`, else the only split).
+    /// The split to evaluate (default: the run's, else `eval`, else `test`, else the only
+    /// split).
     #[arg(long)]
     pub split: Option<String>,
-    /// Evaluate only the first N tasks.
+    /// Evaluate only the first N tasks (default: the run's count, else all).
     #[arg(long)]
     pub limit: Option<usize>,
     /// Prompt template (`r1_zero`, `compact`, `plain`, or text with `{prompt}`); default: the
-    /// pack's.
+    /// run's, else the pack's.
     #[arg(long)]
     pub template: Option<String>,
-    /// Most tokens per completion.
-    #[arg(long, default_value_t = 256)]
-    pub max_new_tokens: usize,
+    /// Most tokens per completion (default: the run's, else 256).
+    #[arg(long)]
+    pub max_new_tokens: Option<usize>,
     /// Temperature of the pass@k samples.
     #[arg(long, default_value_t = 1.0)]
     pub temperature: f64,
@@ -44,9 +51,13 @@ pub struct Args {
     /// Seed of the pass@k samples.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Tasks decoded together.
-    #[arg(long, default_value_t = 8)]
-    pub batch: usize,
+    /// Tasks decoded together (default: the run's, else 8).
+    #[arg(long)]
+    pub batch: Option<usize>,
+    /// Prompts through the model's chat template (default: the run's, else when the model
+    /// has one).
+    #[arg(long)]
+    pub chat_template: Option<bool>,
     /// Also print one JSON line per task (before the summary).
     #[arg(long)]
     pub details: bool,
@@ -56,9 +67,19 @@ impl Args {
     /// Runs the command: prints the JSON summary on stdout.
     pub fn execute(self) -> anyhow::Result<ExitCode> {
         grpo_runner::cpu::configure();
+        let run = if self.model.is_dir() {
+            EvalSettings::read(&self.model)
+                .with_context(|| format!("reading {}", self.model.display()))?
+        } else {
+            None
+        };
         let pack =
             Pack::load(&self.tasks).with_context(|| format!("loading the pack {}", self.tasks))?;
-        let tasks = match &self.split {
+        let split = self
+            .split
+            .clone()
+            .or_else(|| run.as_ref().map(|r| r.split.clone()));
+        let tasks = match &split {
             Some(name) => pack.split(name).with_context(|| {
                 format!(
                     "{}: no split {name:?} (splits: {})",
@@ -68,22 +89,43 @@ impl Args {
             })?,
             None => pack.eval(),
         };
-        let tasks = &tasks[..self.limit.unwrap_or(tasks.len()).min(tasks.len())];
-        let template = match &self.template {
-            Some(spec) => Template::parse(spec).context("--template")?,
+        let limit = self
+            .limit
+            .or_else(|| run.as_ref().map(|r| r.problems).filter(|&n| n > 0));
+        let tasks = &tasks[..limit.unwrap_or(tasks.len()).min(tasks.len())];
+        let template = match self
+            .template
+            .clone()
+            .or_else(|| run.as_ref().map(|r| r.template.clone()))
+        {
+            Some(spec) => Template::parse(&spec).context("--template")?,
             None => pack.manifest.template.clone(),
         };
-        let mut accuracy = AccuracyReward::new();
-        if tasks.iter().any(|t| t.kind() == TaskKind::Code) {
-            let sandbox = Sandbox::shared().context("starting the Python sandbox")?;
-            accuracy = accuracy.with_kind(TaskKind::Code, Box::new(CodeReward::new(sandbox)));
-        }
+        let sandbox = if Scoring::needs_sandbox(tasks) {
+            Some(Sandbox::shared().context("starting the Python sandbox")?)
+        } else {
+            None
+        };
+        let rewards = Scoring::for_pack(&pack.manifest)
+            .and_then(|s| s.build(sandbox))
+            .with_context(|| format!("the rewards of {}", self.tasks))?;
         let device = Device::Cpu;
         let (model, tokenizer) = grpo_runner::loading::load(&self.model, DType::F32, &device)
             .with_context(|| format!("loading the model from {}", self.model.display()))?;
-        let prompts: Vec<String> = tasks.iter().map(|t| template.render(t)).collect();
+        let chat = self
+            .chat_template
+            .or_else(|| run.as_ref().map(|r| r.chat_template))
+            .unwrap_or(tokenizer.chat_template().is_some());
+        let prompts: Vec<Vec<u32>> = tasks
+            .iter()
+            .map(|t| encode_prompt(&tokenizer, &template.render(t), chat))
+            .collect::<Result<_, _>>()
+            .context("encoding the prompts")?;
         let config = EvalConfig {
-            max_new_tokens: self.max_new_tokens,
+            max_new_tokens: self
+                .max_new_tokens
+                .or_else(|| run.as_ref().map(|r| r.max_new_tokens))
+                .unwrap_or(256),
             samples: self.samples.unwrap_or(0),
             sampling: SamplingConfig {
                 temperature: self.temperature,
@@ -91,18 +133,18 @@ impl Args {
                 seed: self.seed,
                 ..Default::default()
             },
-            batch_prompts: self.batch,
+            batch_prompts: self
+                .batch
+                .or_else(|| run.as_ref().map(|r| r.batch_prompts))
+                .unwrap_or(8),
         };
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .context("starting the async runtime for the rewards")?;
-        let judge = |index: usize, completions: &[String]| -> Vec<bool> {
-            runtime
-                .block_on(accuracy.score_group(&tasks[index], completions))
-                .iter()
-                .map(|s| s.value.is_some() && s.verdict.kind == VerdictKind::Correct)
-                .collect()
+        let judge = |index: usize, completions: &[String]| -> grpo_runner::Result<Vec<bool>> {
+            let scored = runtime.block_on(rewards.score_group(&tasks[index], completions))?;
+            Ok(scored.iter().map(|s| s.correct).collect())
         };
         eprintln!(
             "evaluating {} tasks of {} with {}",

@@ -2,19 +2,20 @@
 //!
 //! Completions are JSONL `{"task_id", "completion"}`; every line is read and matched to a task
 //! before anything runs, so a malformed line or an unknown id stops the command (exit 2) with
-//! the file and line named. Rewards: accuracy (math, countdown, and code in the sandbox),
-//! weighted by the pack's `rewards` table when it has one (default `accuracy = 1`), plus
-//! `format` when the pack gives it a weight. Results are printed in input order; a summary
-//! goes to stderr.
+//! the file and line named. Rewards: the scoring contract ([`grpo_rewards::Scoring`]) with the
+//! pack's `[rewards]` weights: accuracy (math, countdown, and code in the sandbox) and format,
+//! exactly as `grpo train` and `grpo serve` score. Results are printed in input order; a
+//! summary goes to stderr. A sandbox fault stops the command (exit 1): it is never printed as
+//! a 0.
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use grpo_rewards::code::{CodeReward, Sandbox};
-use grpo_rewards::{AccuracyReward, FormatReward, RewardSet};
-use grpo_tasks::{Pack, Task, TaskKind};
+use grpo_rewards::Scoring;
+use grpo_rewards::code::Sandbox;
+use grpo_tasks::{Pack, Task};
 use serde::Deserialize;
 
 /// Score JSONL completions against a task pack, one scored result per line.
@@ -66,8 +67,14 @@ impl Args {
             items.push((task.clone(), parsed.completion));
         }
 
-        let sandbox = Sandbox::shared().context("starting the Python sandbox")?;
-        let set = reward_set(&pack, sandbox);
+        let sandbox = if Scoring::needs_sandbox(items.iter().map(|(t, _)| t)) {
+            Some(Sandbox::shared().context("starting the Python sandbox")?)
+        } else {
+            None
+        };
+        let set = Scoring::for_pack(&pack.manifest)
+            .and_then(|s| s.build(sandbox))
+            .with_context(|| format!("the rewards of {}", self.tasks))?;
         let started = Instant::now();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -85,7 +92,11 @@ impl Args {
         });
         let mut out = std::io::stdout().lock();
         let mut correct = 0;
-        for scored in results.into_iter().flatten() {
+        for scored in results.into_iter() {
+            let scored = scored?
+                .into_iter()
+                .next()
+                .context("no score for a completion")?;
             correct += usize::from(scored.correct);
             writeln!(
                 out,
@@ -101,19 +112,4 @@ impl Args {
         );
         Ok(ExitCode::SUCCESS)
     }
-}
-
-/// Accuracy routed by task kind, weighted by the pack's reward table.
-fn reward_set(pack: &Pack, sandbox: Sandbox) -> RewardSet {
-    let weights = &pack.manifest.rewards;
-    let accuracy =
-        AccuracyReward::new().with_kind(TaskKind::Code, Box::new(CodeReward::new(sandbox)));
-    let mut set = RewardSet::new().with_accuracy(
-        Box::new(accuracy),
-        weights.get("accuracy").copied().unwrap_or(1.0),
-    );
-    if let Some(&weight) = weights.get("format") {
-        set = set.with(Box::new(FormatReward::default()), weight);
-    }
-    set
 }

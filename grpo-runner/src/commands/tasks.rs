@@ -22,7 +22,9 @@ use anyhow::{Context, bail};
 use grpo_rewards::code::{CodeReward, Sandbox};
 use grpo_rewards::countdown::CountdownReward;
 use grpo_rewards::math::MathChecker;
-use grpo_tasks::generate::{self, ArithSettings, CountdownSettings, Difficulty, Generator};
+use grpo_tasks::generate::{
+    self, ArithSettings, CodeSettings, CountdownSettings, Difficulty, Generator,
+};
 use grpo_tasks::import::{self, FieldMap, Format};
 use grpo_tasks::pack::to_jsonl;
 use grpo_tasks::{CodeMode, CodeTask, Manifest, Pack, PackError, Task};
@@ -113,6 +115,8 @@ enum TasksCommand {
 enum GeneratorKind {
     Arith,
     Countdown,
+    /// Small Python function-writing problems (call and stdio tests).
+    Code,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -274,7 +278,9 @@ fn check(spec: &str, only_split: Option<&str>) -> anyhow::Result<ExitCode> {
                 Task::Math(m) => check_math(&checker, &m.answer, &m.alternatives),
                 Task::Countdown(_) => check_countdown(&countdown, task),
                 Task::Code(c) => match &code_reward {
-                    Some(reward) => runtime.block_on(check_code(reward, c)),
+                    Some(reward) => runtime
+                        .block_on(check_code(reward, c))
+                        .with_context(|| format!("checking task {}", c.id))?,
                     None => Outcome::fail("no sandbox"),
                 },
             };
@@ -362,23 +368,33 @@ fn check_countdown(reward: &CountdownReward, task: &Task) -> Outcome {
     }
 }
 
-async fn check_code(reward: &CodeReward, task: &CodeTask) -> Outcome {
+/// The reference passes and an empty body fails; a sandbox fault is an error, not a verdict.
+async fn check_code(reward: &CodeReward, task: &CodeTask) -> anyhow::Result<Outcome> {
     let Some(reference) = &task.reference else {
-        return Outcome::fail("no reference solution to prove the tests passable");
+        return Ok(Outcome::fail(
+            "no reference solution to prove the tests passable",
+        ));
     };
-    let score = reward.score_one(task, reference).await;
+    let score = reward.score_one(task, reference).await?;
     if !score.verdict.is_correct() {
-        return Outcome::fail(format!("the reference fails: {}", score.verdict.reason));
+        return Ok(Outcome::fail(format!(
+            "the reference fails: {}",
+            score.verdict.reason
+        )));
     }
     let empty = match task.mode {
         CodeMode::Prefix => "    pass\n",
         CodeMode::Full => "pass\n",
     };
-    let score = reward.score_one(task, empty).await;
+    let score = reward.score_one(task, empty).await?;
     if score.verdict.is_correct() {
-        return Outcome::fail("an empty `pass` body passes the tests: they check nothing");
+        return Ok(Outcome::fail(
+            "an empty `pass` body passes the tests: they check nothing",
+        ));
     }
-    Outcome::pass("the reference passes every test; an empty body fails")
+    Ok(Outcome::pass(
+        "the reference passes every test; an empty body fails",
+    ))
 }
 
 fn stats(spec: &str) -> anyhow::Result<ExitCode> {
@@ -490,6 +506,12 @@ fn generate_cmd(
             use_all: !at_most_once,
             ..CountdownSettings::for_difficulty(difficulty)
         }),
+        GeneratorKind::Code => {
+            if at_most_once || max_operand.is_some() {
+                bail!("--at-most-once and --max-operand do not apply to code");
+            }
+            Generator::Code(CodeSettings::default())
+        }
     };
     let (train, eval) = generate::generate_split(&generator, n, eval_n, seed)?;
     if is_jsonl(out) {

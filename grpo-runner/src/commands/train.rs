@@ -98,6 +98,14 @@ impl Args {
                     summary.seconds
                 )
             );
+            if summary.cut_by_time_limit {
+                eprintln!(
+                    "the wall-clock limit (budget.max_minutes = {}) cut the run at step {} of {}",
+                    trainer.config().budget.max_minutes,
+                    summary.steps,
+                    trainer.config().budget.steps
+                );
+            }
             eprintln!("run directory: {}", out.display());
         }
         Ok(ExitCode::SUCCESS)

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod arith;
+pub mod code;
 pub mod countdown;
 
 use std::collections::HashSet;
@@ -28,6 +29,7 @@ use crate::error::GenerateError;
 use crate::task::Task;
 
 pub use arith::ArithSettings;
+pub use code::{CodeFamily, CodeSettings};
 pub use countdown::CountdownSettings;
 
 /// How hard the generated problems are.
@@ -83,14 +85,17 @@ pub enum Generator {
     Arith(ArithSettings),
     /// The countdown game (countdown tasks with a reference solution).
     Countdown(CountdownSettings),
+    /// Small Python function-writing problems (code tasks with call or stdio tests).
+    Code(CodeSettings),
 }
 
 impl Generator {
-    /// The generator's name (`arith`, `countdown`).
+    /// The generator's name (`arith`, `countdown`, `code`).
     pub fn name(&self) -> &'static str {
         match self {
             Generator::Arith(_) => "arith",
             Generator::Countdown(_) => "countdown",
+            Generator::Code(_) => "code",
         }
     }
 }
@@ -125,6 +130,7 @@ pub fn generate_split(
     match generator {
         Generator::Arith(s) => s.check()?,
         Generator::Countdown(s) => s.check()?,
+        Generator::Code(s) => s.check()?,
     }
     let wanted = n_train + n_eval;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -144,6 +150,7 @@ pub fn generate_split(
         let draft = match generator {
             Generator::Arith(s) => arith::draw(s, seed, &mut rng),
             Generator::Countdown(s) => countdown::draw(s, seed, &mut rng),
+            Generator::Code(s) => code::draw(s, seed, &mut rng),
         };
         let Some(draft) = draft else { continue };
         if seen.insert(draft.key) {
@@ -171,6 +178,7 @@ mod tests {
         for g in [
             Generator::Arith(ArithSettings::default()),
             Generator::Countdown(CountdownSettings::default()),
+            Generator::Code(CodeSettings::default()),
         ] {
             let a = generate(&g, 50, 1).unwrap();
             assert_eq!(a, generate(&g, 50, 1).unwrap());
