@@ -229,11 +229,24 @@ impl Trainer {
                     .into_iter()
                     .max()
                     .unwrap_or(0);
+                // The warm-up trains on whole reference solutions, which may be longer.
+                let longest_solution = train_tasks
+                    .iter()
+                    .filter_map(|t| match t {
+                        Task::Code(c) => sft::code_solution(c),
+                        _ => None,
+                    })
+                    .map(|s| tokenizer.encode(&s).map(|ids| ids.len()))
+                    .collect::<Result<Vec<_>>>()?
+                    .into_iter()
+                    .max()
+                    .unwrap_or(0);
                 let needed = longest
                     + config
                         .sampling
                         .max_new_tokens
                         .max(config.eval.max_new_tokens)
+                        .max(longest_solution)
                     + 1;
                 if needed > model_config.max_position_embeddings {
                     tracing::info!(
