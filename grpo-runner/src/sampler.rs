@@ -158,6 +158,20 @@ pub fn sample_with_stats(
     group_size: usize,
     config: &SamplingConfig,
 ) -> Result<(Vec<Completion>, SamplerStats)> {
+    sample_from(model, prompts, 0, group_size, config)
+}
+
+/// [`sample_with_stats`] for prompts that are the `first_prompt`-th onwards of a larger set:
+/// every completion draws from the random stream of its index in that set, so sampling a set
+/// in pieces draws the same tokens as sampling it at once (a caller can score the first
+/// piece while the next is sampled).
+pub fn sample_from(
+    model: &Model,
+    prompts: &[Vec<u32>],
+    first_prompt: usize,
+    group_size: usize,
+    config: &SamplingConfig,
+) -> Result<(Vec<Completion>, SamplerStats)> {
     config.validate()?;
     if group_size == 0 {
         return Err(Error::invalid("group_size must be positive"));
@@ -174,7 +188,7 @@ pub fn sample_with_stats(
     let mut out = Vec::with_capacity(prompts.len() * group_size);
     let mut stats = SamplerStats::default();
     for (chunk_index, chunk) in prompts.chunks(prompts_per_chunk).enumerate() {
-        let first = chunk_index * prompts_per_chunk;
+        let first = first_prompt + chunk_index * prompts_per_chunk;
         out.extend(sample_chunk(
             &model, chunk, first, group_size, config, &mut stats,
         )?);

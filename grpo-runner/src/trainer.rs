@@ -43,7 +43,7 @@ use crate::metrics::{EvalRecord, Event, SampleRecord, StepRecord, mean_std};
 use crate::model::Model;
 use crate::optim::AdamW;
 use crate::report::RunDir;
-use crate::sampler::{Completion, FinishReason, SamplingConfig, sample_with_stats};
+use crate::sampler::{Completion, FinishReason, SamplingConfig, sample_from};
 use crate::sft::{self, WarmupProblem, WarmupReport};
 use crate::tokenizer::Tokenizer;
 
@@ -546,27 +546,46 @@ impl Trainer {
             seed: derive_seed(self.config.seed, 2, self.step, round),
             max_batch_rows: s.max_batch_rows,
         };
-        let start = Instant::now();
         let prompt_ids: Vec<Vec<u32>> = encoded.iter().map(|(_, ids)| ids.clone()).collect();
-        let (completions, stats) = sample_with_stats(&self.policy, &prompt_ids, g, &sampling)?;
-        let sample_seconds = start.elapsed().as_secs_f64();
-        let mut texts = Vec::with_capacity(completions.len());
-        for c in &completions {
-            texts.push(self.tokenizer.decode(&c.tokens)?);
-        }
-        // Score on the runtime while this thread computes the reference log-probs.
-        let jobs: Vec<(Task, Vec<String>)> = tasks
-            .iter()
-            .zip(texts.chunks(g))
-            .map(|(t, c)| (t.clone(), c.to_vec()))
-            .collect();
-        let rewards = Arc::clone(&self.rewards);
+        // With code tasks the prompts are sampled in two pieces and the first piece is scored
+        // in the sandbox while the second is sampled; the draws are the same either way (each
+        // completion has its own random stream). Scoring then runs on the runtime while this
+        // thread computes the reference log-probs.
+        let pieces = if self.sandbox.is_some() && count > 1 {
+            2
+        } else {
+            1
+        };
+        let per_piece = count.div_ceil(pieces);
         let retries = self.config.rewards.fault_retries;
-        let scoring = self.runtime.spawn(async move {
-            let started = Instant::now();
-            let scored = score_with_retries(&rewards, &jobs, retries).await;
-            (scored, started.elapsed().as_secs_f64())
-        });
+        let mut completions = Vec::with_capacity(count * g);
+        let mut texts = Vec::with_capacity(count * g);
+        let mut scoring = Vec::with_capacity(pieces);
+        let mut sample_seconds = 0.0;
+        let mut generated_tokens = 0;
+        for (piece, ids) in prompt_ids.chunks(per_piece).enumerate() {
+            let start = Instant::now();
+            let first = piece * per_piece;
+            let (sampled, stats) = sample_from(&self.policy, ids, first, g, &sampling)?;
+            sample_seconds += start.elapsed().as_secs_f64();
+            generated_tokens += stats.generated_tokens;
+            let from = texts.len();
+            for c in &sampled {
+                texts.push(self.tokenizer.decode(&c.tokens)?);
+            }
+            completions.extend(sampled);
+            let jobs: Vec<(Task, Vec<String>)> = tasks[first..first + ids.len()]
+                .iter()
+                .zip(texts[from..].chunks(g))
+                .map(|(t, c)| (t.clone(), c.to_vec()))
+                .collect();
+            let rewards = Arc::clone(&self.rewards);
+            scoring.push(self.runtime.spawn(async move {
+                let started = Instant::now();
+                let scored = score_with_retries(&rewards, &jobs, retries).await;
+                (scored, started.elapsed().as_secs_f64())
+            }));
+        }
         let reference = match &self.reference {
             Some(reference) => {
                 let mut all = Vec::with_capacity(tasks.len());
@@ -578,10 +597,16 @@ impl Trainer {
             None => None,
         };
         let wait = Instant::now();
-        let (scored, scoring_seconds) = self
-            .runtime
-            .block_on(scoring)
-            .map_err(|e| Error::invalid(format!("scoring task failed: {e}")))?;
+        let mut scored = Vec::with_capacity(count);
+        let mut scoring_seconds = 0.0;
+        for handle in scoring {
+            let (piece, seconds) = self
+                .runtime
+                .block_on(handle)
+                .map_err(|e| Error::invalid(format!("scoring task failed: {e}")))?;
+            scored.extend(piece);
+            scoring_seconds += seconds;
+        }
         let score_seconds = wait.elapsed().as_secs_f64();
         let overlong = self.config.algorithm.shaping.overlong;
         let mut groups = Vec::with_capacity(tasks.len());
@@ -625,7 +650,7 @@ impl Trainer {
             sample_seconds,
             score_seconds,
             scoring_seconds,
-            generated_tokens: stats.generated_tokens,
+            generated_tokens,
             fault_groups,
         })
     }

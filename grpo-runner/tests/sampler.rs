@@ -6,7 +6,7 @@ mod common;
 use candle_core::{DType, Device, Tensor};
 use common::{random_ids, random_model, random_tensors, small_config};
 use grpo_runner::model::{Architecture, Model};
-use grpo_runner::sampler::{FinishReason, SamplingConfig, sample, score_completion};
+use grpo_runner::sampler::{FinishReason, SamplingConfig, sample, sample_from, score_completion};
 
 fn model() -> Model {
     random_model(&small_config(Architecture::Qwen2, 30, true), 21, DType::F32)
@@ -116,6 +116,26 @@ fn batching_does_not_change_the_samples() {
         for (x, y) in a.logprobs.iter().zip(&b.logprobs) {
             assert!((x - y).abs() < 1e-4);
         }
+    }
+}
+
+/// The trainer samples a step's prompts in pieces (scoring one while sampling the next):
+/// `sample_from` with the piece's offset draws what sampling them together draws.
+#[test]
+fn sampling_in_pieces_draws_the_same_tokens() {
+    let model = model();
+    let config = SamplingConfig {
+        max_new_tokens: 10,
+        seed: 4,
+        ..Default::default()
+    };
+    let prompts = prompts();
+    let together = sample(&model, &prompts, 3, &config).unwrap();
+    let mut pieces = sample_from(&model, &prompts[..2], 0, 3, &config).unwrap().0;
+    pieces.extend(sample_from(&model, &prompts[2..], 2, 3, &config).unwrap().0);
+    assert_eq!(together.len(), pieces.len());
+    for (a, b) in together.iter().zip(&pieces) {
+        assert_eq!((a.prompt_index, &a.tokens), (b.prompt_index, &b.tokens));
     }
 }
 

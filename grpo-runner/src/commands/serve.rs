@@ -46,6 +46,13 @@ pub struct Args {
     /// Default memory cap of one program, in MiB.
     #[arg(long, default_value_t = 256)]
     pub memory_mb: u64,
+    /// The longest time one program may ask for, in seconds: `/run_code`'s `run_timeout` and
+    /// a `/v1/score` task's `time_limit_ms` above it are clamped to it.
+    #[arg(long, default_value_t = 60.0)]
+    pub max_run_timeout_s: f64,
+    /// The most memory one program may ask for, in MiB (clamped like the time).
+    #[arg(long, default_value_t = 1024)]
+    pub max_memory_mb: u64,
 }
 
 impl Args {
@@ -63,6 +70,15 @@ impl Args {
         limits
             .validate()
             .context("invalid --time-limit-ms or --memory-mb")?;
+        anyhow::ensure!(
+            self.max_run_timeout_s.is_finite() && self.max_run_timeout_s > 0.0,
+            "--max-run-timeout-s must be a positive number of seconds"
+        );
+        anyhow::ensure!(
+            self.max_memory_mb >= grpo_tasks::MIN_MEMORY_MB,
+            "--max-memory-mb must be at least {} MiB",
+            grpo_tasks::MIN_MEMORY_MB
+        );
         let defaults = ServiceConfig::default();
         let config = ServiceConfig {
             max_inflight: self.max_inflight.unwrap_or(defaults.max_inflight).max(1),
@@ -71,6 +87,8 @@ impl Args {
             max_body_bytes: self.max_body_bytes,
             max_completions: self.max_completions,
             max_sandbox_runs: self.max_sandbox_runs,
+            max_run_timeout_s: self.max_run_timeout_s,
+            max_memory_mb: self.max_memory_mb,
             limits,
             ..defaults
         };
