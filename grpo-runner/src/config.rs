@@ -37,7 +37,7 @@ use crate::schedule::{Schedule, ScheduleKind};
 use crate::tiny::TinyModelSpec;
 
 /// The named run presets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
     /// The built-in CPU run: tiny model from scratch, warm-up, GRPO on `builtin:arith-digits`.

@@ -21,37 +21,37 @@ pub struct Args {
     /// Sandbox worker count: programs run at once (default: the number of cores).
     #[arg(long)]
     pub workers: Option<usize>,
-    /// Requests admitted at once before queueing (default 64).
+    /// Requests admitted at once before queueing (default: `ServiceConfig`'s, 64).
     #[arg(long)]
     pub max_inflight: Option<usize>,
     /// Requests that may wait for admission; more are answered 504 at once.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = ServiceConfig::default().max_queue)]
     pub max_queue: usize,
     /// Shortest wait, in milliseconds, before a queued request is answered 504
     /// (a `/run_code` request waits at least its own `run_timeout`).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = ServiceConfig::default().queue_wait.as_millis() as u64)]
     pub queue_wait_ms: u64,
     /// Largest request body in bytes (larger bodies get 413).
-    #[arg(long, default_value_t = 16 << 20)]
+    #[arg(long, default_value_t = ServiceConfig::default().max_body_bytes)]
     pub max_body_bytes: usize,
     /// Most completions in one `/v1/score` request.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = ServiceConfig::default().max_completions)]
     pub max_completions: usize,
     /// Most sandbox programs one `/v1/score` request may need (completions × stdio cases).
-    #[arg(long, default_value_t = 16_384)]
+    #[arg(long, default_value_t = ServiceConfig::default().max_sandbox_runs)]
     pub max_sandbox_runs: u64,
     /// Default CPU time limit of one program, in milliseconds (`/v1/score` code tasks).
-    #[arg(long, default_value_t = 5_000)]
+    #[arg(long, default_value_t = Limits::default().time_limit_ms)]
     pub time_limit_ms: u64,
     /// Default memory cap of one program, in MiB.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = Limits::default().memory_mb)]
     pub memory_mb: u64,
     /// The longest time one program may ask for, in seconds: `/run_code`'s `run_timeout` and
     /// a `/v1/score` task's `time_limit_ms` above it are clamped to it.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = ServiceConfig::default().max_run_timeout_s)]
     pub max_run_timeout_s: f64,
     /// The most memory one program may ask for, in MiB (clamped like the time).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = ServiceConfig::default().max_memory_mb)]
     pub max_memory_mb: u64,
 }
 

@@ -16,9 +16,9 @@ pub struct Args {
     /// A TOML run config, merged over the preset.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// A named run preset: `tiny` (default), `smoke`, `smollm2`.
-    #[arg(long)]
-    pub preset: Option<String>,
+    /// A named run preset (default `tiny`).
+    #[arg(long, value_enum)]
+    pub preset: Option<Preset>,
     /// The run directory (default `runs/grpo-<unix time>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -67,10 +67,7 @@ impl Args {
                 .with_context(|| format!("reopening {}", out.display()))?;
             (trainer, dir)
         } else {
-            let preset: Preset = match &self.preset {
-                Some(name) => name.parse()?,
-                None => Preset::Tiny,
-            };
+            let preset = self.preset.unwrap_or(Preset::Tiny);
             let config = TrainConfig::resolve(preset, self.config.as_deref(), &self.overrides)
                 .context("resolving the run config")?;
             if self.dry_run {
