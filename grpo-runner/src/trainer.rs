@@ -329,7 +329,12 @@ impl Trainer {
             path: config_path.clone(),
             source,
         })?;
-        let config = TrainConfig::from_toml(&text)?;
+        Self::resume_with(run_dir, TrainConfig::from_toml(&text)?)
+    }
+
+    /// [`Trainer::resume`] with the run's `config.toml` already read (as `grpo train --resume`
+    /// does, to apply its thread count first).
+    pub fn resume_with(run_dir: &std::path::Path, config: TrainConfig) -> Result<Self> {
         let root = run_dir.join("checkpoints");
         let dir = checkpoint::latest(&root)?.ok_or_else(|| Error::Checkpoint {
             path: root.clone(),

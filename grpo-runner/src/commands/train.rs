@@ -61,8 +61,8 @@ impl Args {
             let config = TrainConfig::from_toml(&text)
                 .with_context(|| format!("parsing {}", saved.display()))?;
             apply_threads(config.threads);
-            let trainer =
-                Trainer::resume(&out).with_context(|| format!("resuming {}", out.display()))?;
+            let trainer = Trainer::resume_with(&out, config)
+                .with_context(|| format!("resuming {}", out.display()))?;
             let dir = RunDir::reopen(&out, trainer.steps_taken())
                 .with_context(|| format!("reopening {}", out.display()))?;
             (trainer, dir)
