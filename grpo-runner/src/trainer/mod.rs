@@ -20,48 +20,41 @@
 //!
 //! [`Trainer::run`] adds the supervised warm-up, held-out evaluations (greedy, accuracy
 //! verdict only), checkpoints and the run directory's files around the steps.
+//!
+//! Files: `setup.rs` (pack and sandbox), `rollout.rs` (sample and score), `update.rs` (the
+//! policy update), `evaluate.rs` (held-out evaluation); the step, the run and the report of
+//! each step are here.
+
+mod evaluate;
+mod rollout;
+mod setup;
+mod update;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use candle_core::{DType, Device, Tensor};
-use grpo_core::{LossInputs, Normalizer, StepMetrics};
-use grpo_rewards::code::{Sandbox, SandboxOptions};
-use grpo_rewards::{RewardSet, ScoredResult, Scoring};
-use grpo_tasks::{Manifest, Pack, Task, Template};
-use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use grpo_core::StepMetrics;
+use grpo_rewards::RewardSet;
+use grpo_rewards::code::Sandbox;
+use grpo_tasks::{Manifest, Task, Template};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::batch::PackedBatch;
 use crate::checkpoint::{self, RngState, TrainState};
 use crate::config::TrainConfig;
 use crate::error::{Error, Result};
-use crate::eval::{EvalConfig, EvalSettings, encode_prompt};
+use crate::eval::encode_prompt;
 use crate::metrics::{EvalRecord, Event, SampleRecord, StepRecord, mean_std};
 use crate::model::Model;
 use crate::optim::AdamW;
 use crate::report::RunDir;
-use crate::sampler::{Completion, FinishReason, SamplingConfig, sample_from};
+use crate::sampler::FinishReason;
 use crate::sft::{self, WarmupProblem, WarmupReport};
 use crate::tokenizer::Tokenizer;
-
-/// One prompt's group of sampled completions, scored.
-#[derive(Debug, Clone)]
-struct Group {
-    task: Task,
-    prompt: String,
-    prompt_ids: Vec<u32>,
-    completions: Vec<Completion>,
-    texts: Vec<String>,
-    scores: Vec<ScoredResult>,
-    /// The rewards the advantages are computed from: each score's reward plus shaping
-    /// (the overlong penalty, when on).
-    rewards: Vec<f64>,
-    /// Reference log-probs per completion (β > 0 only).
-    reference: Option<Vec<Vec<f32>>>,
-}
+use rollout::Group;
+use setup::{load_tasks, sandbox_for};
 
 /// What [`Trainer::run`] ends with.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,19 +73,6 @@ pub struct RunSummary {
     pub stopped_early: bool,
     /// Whether the wall-clock safety limit (`budget.max_minutes`) cut the run.
     pub cut_by_time_limit: bool,
-}
-
-/// What one round of sampling and scoring produced.
-struct Rollout {
-    groups: Vec<Group>,
-    sample_seconds: f64,
-    /// Seconds waiting for scoring after the overlapping work was done.
-    score_seconds: f64,
-    /// Seconds the scoring took in all (overlapped or not).
-    scoring_seconds: f64,
-    generated_tokens: usize,
-    /// Groups left out because their scoring faulted on every try.
-    fault_groups: usize,
 }
 
 /// A GRPO training run in memory.
@@ -122,60 +102,6 @@ impl std::fmt::Debug for Trainer {
             .field("reference", &self.reference.is_some())
             .finish()
     }
-}
-
-/// Loads the pack's train and eval splits and its manifest.
-fn load_tasks(config: &TrainConfig) -> Result<(Vec<Task>, Vec<Task>, Manifest)> {
-    let source = &config.pack.source;
-    let pack = Pack::load(source).map_err(|e| Error::Pack {
-        pack: source.clone(),
-        message: e.to_string(),
-    })?;
-    let split = |name: &str| -> Result<Vec<Task>> {
-        let tasks = pack.split(name).ok_or_else(|| Error::Pack {
-            pack: source.clone(),
-            message: format!(
-                "no split `{name}` (splits: {})",
-                pack.split_names().join(", ")
-            ),
-        })?;
-        if tasks.is_empty() {
-            return Err(Error::Pack {
-                pack: source.clone(),
-                message: format!("split `{name}` is empty"),
-            });
-        }
-        Ok(tasks.to_vec())
-    };
-    Ok((
-        split(&config.pack.train_split)?,
-        split(&config.pack.eval_split)?,
-        pack.manifest.clone(),
-    ))
-}
-
-/// The sandbox a run with code tasks needs (`None` when it has none).
-fn sandbox_for(config: &TrainConfig, tasks: &[&[Task]]) -> Result<Option<Sandbox>> {
-    if !Scoring::needs_sandbox(tasks.iter().flat_map(|t| t.iter())) {
-        return Ok(None);
-    }
-    let defaults = SandboxOptions::default();
-    let options = SandboxOptions {
-        concurrency: match config.sandbox.concurrency {
-            0 => defaults.concurrency,
-            n => n,
-        },
-        temp_root: config.sandbox.temp_dir.clone(),
-        ..defaults.clone()
-    };
-    let sandbox = if options == defaults {
-        Sandbox::shared()
-    } else {
-        Sandbox::new(&options)
-    };
-    sandbox.map(Some).map_err(|e| Error::Sandbox {
-        message: e.to_string(),
-    })
 }
 
 /// Mixes the run seed with a purpose and indices into a seed for a derived generator.
@@ -442,224 +368,6 @@ impl Trainer {
         Ok(())
     }
 
-    /// Greedy accuracy on the first `eval.problems` problems of the eval split, from the
-    /// accuracy verdict alone, through the one evaluation path ([`crate::eval::evaluate`]).
-    /// A problem whose scoring faults on every try is left out and counted.
-    pub fn evaluate(&mut self) -> Result<EvalRecord> {
-        let start = Instant::now();
-        let n = match self.config.eval.problems {
-            0 => self.eval_tasks.len(),
-            n => n.min(self.eval_tasks.len()),
-        };
-        let tasks: Vec<Task> = self.eval_tasks[..n].to_vec();
-        let prompts: Vec<Vec<u32>> = tasks
-            .iter()
-            .map(|t| self.encode_prompt(t).map(|p| p.1))
-            .collect::<Result<_>>()?;
-        let config = EvalConfig {
-            max_new_tokens: self.config.eval.max_new_tokens,
-            samples: 0,
-            batch_prompts: self.config.eval.batch_prompts.max(1),
-            ..EvalConfig::default()
-        };
-        let (mut formatted, mut faults) = (0usize, 0usize);
-        let retries = self.config.rewards.fault_retries;
-        let rewards = Arc::clone(&self.rewards);
-        let runtime = &self.runtime;
-        let report = crate::eval::evaluate(
-            &self.policy,
-            &self.tokenizer,
-            &prompts,
-            &config,
-            |i, completions| {
-                let job = vec![(tasks[i].clone(), completions.to_vec())];
-                let scored = runtime.block_on(score_with_retries(&rewards, &job, retries));
-                Ok(match scored.into_iter().next().flatten() {
-                    Some(scores) => {
-                        formatted += scores
-                            .iter()
-                            .filter(|s| s.rewards.get("format").is_some_and(|&v| v >= 1.0))
-                            .count();
-                        scores.iter().map(|s| s.correct).collect()
-                    }
-                    None => {
-                        faults += 1;
-                        vec![false; completions.len()]
-                    }
-                })
-            },
-        )?;
-        let scored = n - faults;
-        let correct = report.greedy_correct;
-        let lengths: Vec<f64> = report
-            .results
-            .iter()
-            .map(|r| r.greedy_tokens as f64)
-            .collect();
-        let frac = |a: usize| {
-            if scored == 0 {
-                0.0
-            } else {
-                a as f64 / scored as f64
-            }
-        };
-        let record = EvalRecord {
-            step: self.step,
-            accuracy: frac(correct),
-            correct,
-            problems: scored,
-            format_rate: frac(formatted),
-            completion_len_mean: mean_std(&lengths).0,
-            seconds: start.elapsed().as_secs_f64(),
-            faults,
-        };
-        tracing::info!(step = record.step, accuracy = record.accuracy, "evaluated");
-        Ok(record)
-    }
-
-    /// The run's evaluation settings, saved beside the final model for `grpo eval`.
-    pub fn eval_settings(&self) -> EvalSettings {
-        EvalSettings {
-            pack: self.config.pack.source.clone(),
-            split: self.config.pack.eval_split.clone(),
-            problems: self.config.eval.problems,
-            template: self.template.spec().to_owned(),
-            chat_template: self.config.model.chat_template,
-            max_new_tokens: self.config.eval.max_new_tokens,
-            batch_prompts: self.config.eval.batch_prompts.max(1),
-            accuracy_weight: self.rewards.weight("accuracy").unwrap_or(0.0),
-            format_weight: self.rewards.weight("format").unwrap_or(0.0),
-        }
-    }
-
-    /// Samples and scores groups for `count` new prompts (sampling round `round` of this step).
-    fn sample_and_score(&mut self, count: usize, round: u64) -> Result<Rollout> {
-        let tasks: Vec<Task> = (0..count)
-            .map(|_| self.train_tasks[self.prompt_rng.gen_range(0..self.train_tasks.len())].clone())
-            .collect();
-        let encoded: Vec<(String, Vec<u32>)> = tasks
-            .iter()
-            .map(|t| self.encode_prompt(t))
-            .collect::<Result<_>>()?;
-        let s = &self.config.sampling;
-        let g = s.group_size;
-        let sampling = SamplingConfig {
-            temperature: s.temperature,
-            top_p: s.top_p,
-            top_k: s.top_k,
-            max_new_tokens: s.max_new_tokens,
-            seed: derive_seed(self.config.seed, 2, self.step, round),
-            max_batch_rows: s.max_batch_rows,
-        };
-        let prompt_ids: Vec<Vec<u32>> = encoded.iter().map(|(_, ids)| ids.clone()).collect();
-        // With code tasks the prompts are sampled in two pieces and the first piece is scored
-        // in the sandbox while the second is sampled; the draws are the same either way (each
-        // completion has its own random stream). Scoring then runs on the runtime while this
-        // thread computes the reference log-probs.
-        let pieces = if self.sandbox.is_some() && count > 1 {
-            2
-        } else {
-            1
-        };
-        let per_piece = count.div_ceil(pieces);
-        let retries = self.config.rewards.fault_retries;
-        let mut completions = Vec::with_capacity(count * g);
-        let mut texts = Vec::with_capacity(count * g);
-        let mut scoring = Vec::with_capacity(pieces);
-        let mut sample_seconds = 0.0;
-        let mut generated_tokens = 0;
-        for (piece, ids) in prompt_ids.chunks(per_piece).enumerate() {
-            let start = Instant::now();
-            let first = piece * per_piece;
-            let (sampled, stats) = sample_from(&self.policy, ids, first, g, &sampling)?;
-            sample_seconds += start.elapsed().as_secs_f64();
-            generated_tokens += stats.generated_tokens;
-            let from = texts.len();
-            for c in &sampled {
-                texts.push(self.tokenizer.decode(&c.tokens)?);
-            }
-            completions.extend(sampled);
-            let jobs: Vec<(Task, Vec<String>)> = tasks[first..first + ids.len()]
-                .iter()
-                .zip(texts[from..].chunks(g))
-                .map(|(t, c)| (t.clone(), c.to_vec()))
-                .collect();
-            let rewards = Arc::clone(&self.rewards);
-            scoring.push(self.runtime.spawn(async move {
-                let started = Instant::now();
-                let scored = score_with_retries(&rewards, &jobs, retries).await;
-                (scored, started.elapsed().as_secs_f64())
-            }));
-        }
-        let reference = match &self.reference {
-            Some(reference) => {
-                let mut all = Vec::with_capacity(tasks.len());
-                for (p, group) in prompt_ids.iter().zip(completions.chunks(g)) {
-                    all.push(reference_logprobs(reference, p, group, s.temperature)?);
-                }
-                Some(all)
-            }
-            None => None,
-        };
-        let wait = Instant::now();
-        let mut scored = Vec::with_capacity(count);
-        let mut scoring_seconds = 0.0;
-        for handle in scoring {
-            let (piece, seconds) = self
-                .runtime
-                .block_on(handle)
-                .map_err(|e| Error::invalid(format!("scoring task failed: {e}")))?;
-            scored.extend(piece);
-            scoring_seconds += seconds;
-        }
-        let score_seconds = wait.elapsed().as_secs_f64();
-        let overlong = self.config.algorithm.shaping.overlong;
-        let mut groups = Vec::with_capacity(tasks.len());
-        let mut fault_groups = 0;
-        let mut reference = reference.map(Vec::into_iter);
-        for (index, (((task, (prompt, ids)), group), scores)) in tasks
-            .into_iter()
-            .zip(encoded)
-            .zip(completions.chunks(g))
-            .zip(scored)
-            .enumerate()
-        {
-            let group_reference = reference.as_mut().and_then(Iterator::next);
-            // A group whose scoring faulted on every try gets no reward: it is left out.
-            let Some(scores) = scores else {
-                fault_groups += 1;
-                continue;
-            };
-            let mut rewards = Vec::with_capacity(g);
-            for (c, s) in group.iter().zip(&scores) {
-                let penalty = match &overlong {
-                    Some(o) => grpo_core::overlong_penalty(c.tokens.len(), o)?,
-                    None => 0.0,
-                };
-                rewards.push(s.reward + penalty);
-            }
-            let start = index * g;
-            groups.push(Group {
-                task,
-                prompt,
-                prompt_ids: ids,
-                completions: group.to_vec(),
-                texts: texts[start..start + g].to_vec(),
-                scores,
-                rewards,
-                reference: group_reference,
-            });
-        }
-        Ok(Rollout {
-            groups,
-            sample_seconds,
-            score_seconds,
-            scoring_seconds,
-            generated_tokens,
-            fault_groups,
-        })
-    }
-
     /// One GRPO step: sample → score → advantages → update → report.
     pub fn step(&mut self) -> Result<(StepRecord, Vec<SampleRecord>)> {
         let start = Instant::now();
@@ -825,111 +533,6 @@ impl Trainer {
         Ok((record, samples))
     }
 
-    /// μ passes over the rollouts in minibatches of whole groups; returns the merged metrics
-    /// (losses averaged over optimiser steps) and the last grad norm.
-    fn update(
-        &mut self,
-        groups: &[Group],
-        advantages: &[Vec<f64>],
-        lr: f64,
-    ) -> Result<(StepMetrics, f64)> {
-        let cfg = &self.config;
-        let g = cfg.sampling.group_size;
-        let temperature = cfg.sampling.temperature;
-        let loss_config = cfg.algorithm.loss.clone();
-        let device = self.policy.device().clone();
-        let eos = self.tokenizer.eos_token_ids().first().copied().unwrap_or(0);
-        let minibatches = cfg.update.minibatches.min(groups.len()).max(1);
-        let micro_groups = cfg.update.micro_batch_groups;
-        let mut parts = Vec::new();
-        let mut losses = Vec::new();
-        let mut grad_norm = 0.0;
-        for iteration in 0..cfg.update.iterations {
-            let mut order: Vec<usize> = (0..groups.len()).collect();
-            if cfg.update.iterations > 1 || minibatches > 1 {
-                let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(
-                    cfg.seed,
-                    3,
-                    self.step,
-                    iteration as u64,
-                ));
-                order.shuffle(&mut rng);
-            }
-            let per = order.len().div_ceil(minibatches);
-            for minibatch in order.chunks(per) {
-                let micro: Vec<&[usize]> = match micro_groups {
-                    0 => vec![minibatch],
-                    n => minibatch.chunks(n).collect(),
-                };
-                let mut packed = Vec::with_capacity(micro.len());
-                for ids in &micro {
-                    let rows: Vec<(&[u32], &[u32])> = ids
-                        .iter()
-                        .flat_map(|&i| {
-                            groups[i]
-                                .completions
-                                .iter()
-                                .map(move |c| (&groups[i].prompt_ids[..], &c.tokens[..]))
-                        })
-                        .collect();
-                    packed.push(PackedBatch::pack(&rows, eos, &device)?.completion_window()?);
-                }
-                let normalizer = Normalizer::from_masks(packed.iter().map(|(_, b)| &b.mask))?;
-                let mut step_metrics = Vec::with_capacity(micro.len());
-                for (ids, (offset, batch)) in micro.iter().zip(&packed) {
-                    let old: Vec<&[f32]> = ids
-                        .iter()
-                        .flat_map(|&i| groups[i].completions.iter().map(|c| &c.logprobs[..]))
-                        .collect();
-                    let old = aligned(batch, &old)?;
-                    let reference = if loss_config.beta > 0.0 {
-                        let refs: Vec<&[f32]> = ids
-                            .iter()
-                            .flat_map(|&i| {
-                                groups[i]
-                                    .reference
-                                    .iter()
-                                    .flat_map(|r| r.iter().map(|v| &v[..]))
-                            })
-                            .collect();
-                        Some(aligned(batch, &refs)?)
-                    } else {
-                        None
-                    };
-                    let adv: Vec<f32> = ids
-                        .iter()
-                        .flat_map(|&i| advantages[i].iter().map(|&a| a as f32))
-                        .collect();
-                    let adv = Tensor::from_vec(adv, batch.rows(), &device)?;
-                    let mut logits = window_logits(&self.policy, batch, *offset)?;
-                    if temperature != 1.0 {
-                        logits = (logits / temperature)?;
-                    }
-                    let logp = grpo_core::token_logprobs(&logits, &batch.targets)?;
-                    let inputs = LossInputs {
-                        logprobs: &logp,
-                        old_logprobs: &old,
-                        ref_logprobs: reference.as_ref(),
-                        advantages: &adv,
-                        mask: &batch.mask,
-                        logits: Some(&logits),
-                        group_size: Some(g),
-                    };
-                    let (loss, m) = grpo_core::policy_loss(&inputs, &loss_config, &normalizer)?;
-                    self.optimizer.accumulate(&loss.backward()?)?;
-                    step_metrics.push(m);
-                }
-                let merged = StepMetrics::merge(&step_metrics);
-                losses.push(merged.loss);
-                parts.extend(step_metrics);
-                grad_norm = self.optimizer.step(lr)?.grad_norm;
-            }
-        }
-        let mut metrics = StepMetrics::merge(&parts);
-        metrics.loss = mean_std(&losses).0;
-        Ok((metrics, grad_norm))
-    }
-
     /// Writes a checkpoint of the current state under `root`.
     pub fn checkpoint(
         &self,
@@ -1056,97 +659,4 @@ impl Trainer {
             cut_by_time_limit,
         })
     }
-}
-
-/// Log-probs of each completion under the reference model (no graph).
-fn reference_logprobs(
-    reference: &Model,
-    prompt: &[u32],
-    group: &[Completion],
-    temperature: f64,
-) -> Result<Vec<Vec<f32>>> {
-    let rows: Vec<(&[u32], &[u32])> = group.iter().map(|c| (prompt, &c.tokens[..])).collect();
-    let eos = reference
-        .config()
-        .eos_token_ids
-        .first()
-        .copied()
-        .unwrap_or(0);
-    let (offset, batch) = PackedBatch::pack(&rows, eos, reference.device())?.completion_window()?;
-    let mut logits = window_logits(&reference.detached(), &batch, offset)?;
-    if temperature != 1.0 {
-        logits = (logits / temperature)?;
-    }
-    let logp = grpo_core::token_logprobs(&logits, &batch.targets)?.to_vec2::<f32>()?;
-    Ok(logp
-        .iter()
-        .zip(batch.starts.iter().zip(&batch.lens))
-        .map(|(row, (&s, &l))| row[s..s + l].to_vec())
-        .collect())
-}
-
-/// Logits of `batch`'s target positions from `offset` on (see
-/// [`PackedBatch::completion_window`]): the prompt's positions are never projected.
-fn window_logits(model: &Model, batch: &PackedBatch, offset: usize) -> Result<Tensor> {
-    let hidden = model.forward_hidden(&batch.inputs, &batch.left_pad(), None)?;
-    let (_, seq, _) = hidden.dims3()?;
-    let hidden = if offset == 0 {
-        hidden
-    } else {
-        hidden.narrow(1, offset, seq - offset)?
-    };
-    model.logits(&hidden)
-}
-
-/// Per-row values placed at each row's completion positions, zeros elsewhere: `[rows, seq]`.
-fn aligned(batch: &PackedBatch, values: &[&[f32]]) -> Result<Tensor> {
-    let (rows, seq) = batch.mask.dims2()?;
-    if values.len() != rows {
-        return Err(Error::invalid(format!(
-            "{} rows of values for a batch of {rows}",
-            values.len()
-        )));
-    }
-    let mut out = vec![0f32; rows * seq];
-    for (r, v) in values.iter().enumerate() {
-        let (s, l) = (batch.starts[r], batch.lens[r]);
-        if v.len() != l {
-            return Err(Error::invalid(format!(
-                "row {r}: {} values for {l} completion tokens",
-                v.len()
-            )));
-        }
-        out[r * seq + s..r * seq + s + l].copy_from_slice(v);
-    }
-    Ok(Tensor::from_vec(out, (rows, seq), batch.mask.device())?)
-}
-
-/// Scores `groups`, scoring a group again (up to `retries` times) while it faults; a group
-/// that faults on every try is `None`: it gets no reward at all.
-async fn score_with_retries(
-    rewards: &RewardSet,
-    groups: &[(Task, Vec<String>)],
-    retries: usize,
-) -> Vec<Option<Vec<ScoredResult>>> {
-    let mut out: Vec<Option<Vec<ScoredResult>>> = vec![None; groups.len()];
-    let mut pending: Vec<usize> = (0..groups.len()).collect();
-    for attempt in 0..=retries {
-        let batch: Vec<(Task, Vec<String>)> = pending.iter().map(|&i| groups[i].clone()).collect();
-        let results = rewards.score_batch(&batch).await;
-        let mut failed = Vec::new();
-        for (&i, result) in pending.iter().zip(results) {
-            match result {
-                Ok(scores) => out[i] = Some(scores),
-                Err(e) => {
-                    tracing::warn!(attempt, task = groups[i].0.id(), error = %e, "scoring fault");
-                    failed.push(i);
-                }
-            }
-        }
-        pending = failed;
-        if pending.is_empty() {
-            break;
-        }
-    }
-    out
 }

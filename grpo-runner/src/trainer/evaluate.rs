@@ -1,0 +1,105 @@
+//! Held-out evaluation inside a run: the one evaluation path ([`crate::eval::evaluate`])
+//! with the run's prompt encoding, token limit and batch, judged by the run's reward set.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use grpo_tasks::Task;
+
+use super::Trainer;
+use super::rollout::score_with_retries;
+use crate::error::Result;
+use crate::eval::{EvalConfig, EvalSettings};
+use crate::metrics::{EvalRecord, mean_std};
+
+impl Trainer {
+    /// Greedy accuracy on the first `eval.problems` problems of the eval split, from the
+    /// accuracy verdict alone, through the one evaluation path ([`crate::eval::evaluate`]).
+    /// A problem whose scoring faults on every try is left out and counted.
+    pub fn evaluate(&mut self) -> Result<EvalRecord> {
+        let start = Instant::now();
+        let n = match self.config.eval.problems {
+            0 => self.eval_tasks.len(),
+            n => n.min(self.eval_tasks.len()),
+        };
+        let tasks: Vec<Task> = self.eval_tasks[..n].to_vec();
+        let prompts: Vec<Vec<u32>> = tasks
+            .iter()
+            .map(|t| self.encode_prompt(t).map(|p| p.1))
+            .collect::<Result<_>>()?;
+        let config = EvalConfig {
+            max_new_tokens: self.config.eval.max_new_tokens,
+            samples: 0,
+            batch_prompts: self.config.eval.batch_prompts.max(1),
+            ..EvalConfig::default()
+        };
+        let (mut formatted, mut faults) = (0usize, 0usize);
+        let retries = self.config.rewards.fault_retries;
+        let rewards = Arc::clone(&self.rewards);
+        let runtime = &self.runtime;
+        let report = crate::eval::evaluate(
+            &self.policy,
+            &self.tokenizer,
+            &prompts,
+            &config,
+            |i, completions| {
+                let job = vec![(tasks[i].clone(), completions.to_vec())];
+                let scored = runtime.block_on(score_with_retries(&rewards, &job, retries));
+                Ok(match scored.into_iter().next().flatten() {
+                    Some(scores) => {
+                        formatted += scores
+                            .iter()
+                            .filter(|s| s.rewards.get("format").is_some_and(|&v| v >= 1.0))
+                            .count();
+                        scores.iter().map(|s| s.correct).collect()
+                    }
+                    None => {
+                        faults += 1;
+                        vec![false; completions.len()]
+                    }
+                })
+            },
+        )?;
+        let scored = n - faults;
+        let correct = report.greedy_correct;
+        let lengths: Vec<f64> = report
+            .results
+            .iter()
+            .map(|r| r.greedy_tokens as f64)
+            .collect();
+        let frac = |a: usize| {
+            if scored == 0 {
+                0.0
+            } else {
+                a as f64 / scored as f64
+            }
+        };
+        let record = EvalRecord {
+            step: self.step,
+            accuracy: frac(correct),
+            correct,
+            problems: scored,
+            format_rate: frac(formatted),
+            completion_len_mean: mean_std(&lengths).0,
+            seconds: start.elapsed().as_secs_f64(),
+            faults,
+        };
+        tracing::info!(step = record.step, accuracy = record.accuracy, "evaluated");
+        Ok(record)
+    }
+
+    /// The run's evaluation settings, saved beside the final model for `grpo eval`.
+    pub fn eval_settings(&self) -> EvalSettings {
+        EvalSettings {
+            pack: self.config.pack.source.clone(),
+            split: self.config.pack.eval_split.clone(),
+            problems: self.config.eval.problems,
+            template: self.template.spec().to_owned(),
+            chat_template: self.config.model.chat_template,
+            max_new_tokens: self.config.eval.max_new_tokens,
+            batch_prompts: self.config.eval.batch_prompts.max(1),
+            accuracy_weight: self.rewards.weight("accuracy").unwrap_or(0.0),
+            format_weight: self.rewards.weight("format").unwrap_or(0.0),
+        }
+    }
+}

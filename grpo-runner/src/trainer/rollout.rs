@@ -1,0 +1,233 @@
+//! Rollout: sample a step's groups with the current policy and score them with the reward
+//! set (code in the sandbox, the first half scored while the second is sampled), with the
+//! reference log-probs computed meanwhile; faulted groups are retried, then left out.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use grpo_rewards::{RewardSet, ScoredResult};
+use grpo_tasks::Task;
+use rand::Rng;
+
+use super::update::window_logits;
+use super::{Trainer, derive_seed};
+use crate::batch::PackedBatch;
+use crate::error::{Error, Result};
+use crate::model::Model;
+use crate::sampler::{Completion, SamplingConfig, sample_from};
+
+/// One prompt's group of sampled completions, scored.
+#[derive(Debug, Clone)]
+pub(super) struct Group {
+    pub(super) task: Task,
+    pub(super) prompt: String,
+    pub(super) prompt_ids: Vec<u32>,
+    pub(super) completions: Vec<Completion>,
+    pub(super) texts: Vec<String>,
+    pub(super) scores: Vec<ScoredResult>,
+    /// The rewards the advantages are computed from: each score's reward plus shaping
+    /// (the overlong penalty, when on).
+    pub(super) rewards: Vec<f64>,
+    /// Reference log-probs per completion (β > 0 only).
+    pub(super) reference: Option<Vec<Vec<f32>>>,
+}
+
+/// What one round of sampling and scoring produced.
+pub(super) struct Rollout {
+    pub(super) groups: Vec<Group>,
+    pub(super) sample_seconds: f64,
+    /// Seconds waiting for scoring after the overlapping work was done.
+    pub(super) score_seconds: f64,
+    /// Seconds the scoring took in all (overlapped or not).
+    pub(super) scoring_seconds: f64,
+    pub(super) generated_tokens: usize,
+    /// Groups left out because their scoring faulted on every try.
+    pub(super) fault_groups: usize,
+}
+
+impl Trainer {
+    /// Samples and scores groups for `count` new prompts (sampling round `round` of this step).
+    pub(super) fn sample_and_score(&mut self, count: usize, round: u64) -> Result<Rollout> {
+        let tasks: Vec<Task> = (0..count)
+            .map(|_| self.train_tasks[self.prompt_rng.gen_range(0..self.train_tasks.len())].clone())
+            .collect();
+        let encoded: Vec<(String, Vec<u32>)> = tasks
+            .iter()
+            .map(|t| self.encode_prompt(t))
+            .collect::<Result<_>>()?;
+        let s = &self.config.sampling;
+        let g = s.group_size;
+        let sampling = SamplingConfig {
+            temperature: s.temperature,
+            top_p: s.top_p,
+            top_k: s.top_k,
+            max_new_tokens: s.max_new_tokens,
+            seed: derive_seed(self.config.seed, 2, self.step, round),
+            max_batch_rows: s.max_batch_rows,
+        };
+        let prompt_ids: Vec<Vec<u32>> = encoded.iter().map(|(_, ids)| ids.clone()).collect();
+        // With code tasks the prompts are sampled in two pieces and the first piece is scored
+        // in the sandbox while the second is sampled; the draws are the same either way (each
+        // completion has its own random stream). Scoring then runs on the runtime while this
+        // thread computes the reference log-probs.
+        let pieces = if self.sandbox.is_some() && count > 1 {
+            2
+        } else {
+            1
+        };
+        let per_piece = count.div_ceil(pieces);
+        let retries = self.config.rewards.fault_retries;
+        let mut completions = Vec::with_capacity(count * g);
+        let mut texts = Vec::with_capacity(count * g);
+        let mut scoring = Vec::with_capacity(pieces);
+        let mut sample_seconds = 0.0;
+        let mut generated_tokens = 0;
+        for (piece, ids) in prompt_ids.chunks(per_piece).enumerate() {
+            let start = Instant::now();
+            let first = piece * per_piece;
+            let (sampled, stats) = sample_from(&self.policy, ids, first, g, &sampling)?;
+            sample_seconds += start.elapsed().as_secs_f64();
+            generated_tokens += stats.generated_tokens;
+            let from = texts.len();
+            for c in &sampled {
+                texts.push(self.tokenizer.decode(&c.tokens)?);
+            }
+            completions.extend(sampled);
+            let jobs: Vec<(Task, Vec<String>)> = tasks[first..first + ids.len()]
+                .iter()
+                .zip(texts[from..].chunks(g))
+                .map(|(t, c)| (t.clone(), c.to_vec()))
+                .collect();
+            let rewards = Arc::clone(&self.rewards);
+            scoring.push(self.runtime.spawn(async move {
+                let started = Instant::now();
+                let scored = score_with_retries(&rewards, &jobs, retries).await;
+                (scored, started.elapsed().as_secs_f64())
+            }));
+        }
+        let reference = match &self.reference {
+            Some(reference) => {
+                let mut all = Vec::with_capacity(tasks.len());
+                for (p, group) in prompt_ids.iter().zip(completions.chunks(g)) {
+                    all.push(reference_logprobs(reference, p, group, s.temperature)?);
+                }
+                Some(all)
+            }
+            None => None,
+        };
+        let wait = Instant::now();
+        let mut scored = Vec::with_capacity(count);
+        let mut scoring_seconds = 0.0;
+        for handle in scoring {
+            let (piece, seconds) = self
+                .runtime
+                .block_on(handle)
+                .map_err(|e| Error::invalid(format!("scoring task failed: {e}")))?;
+            scored.extend(piece);
+            scoring_seconds += seconds;
+        }
+        let score_seconds = wait.elapsed().as_secs_f64();
+        let overlong = self.config.algorithm.shaping.overlong;
+        let mut groups = Vec::with_capacity(tasks.len());
+        let mut fault_groups = 0;
+        let mut reference = reference.map(Vec::into_iter);
+        for (index, (((task, (prompt, ids)), group), scores)) in tasks
+            .into_iter()
+            .zip(encoded)
+            .zip(completions.chunks(g))
+            .zip(scored)
+            .enumerate()
+        {
+            let group_reference = reference.as_mut().and_then(Iterator::next);
+            // A group whose scoring faulted on every try gets no reward: it is left out.
+            let Some(scores) = scores else {
+                fault_groups += 1;
+                continue;
+            };
+            let mut rewards = Vec::with_capacity(g);
+            for (c, s) in group.iter().zip(&scores) {
+                let penalty = match &overlong {
+                    Some(o) => grpo_core::overlong_penalty(c.tokens.len(), o)?,
+                    None => 0.0,
+                };
+                rewards.push(s.reward + penalty);
+            }
+            let start = index * g;
+            groups.push(Group {
+                task,
+                prompt,
+                prompt_ids: ids,
+                completions: group.to_vec(),
+                texts: texts[start..start + g].to_vec(),
+                scores,
+                rewards,
+                reference: group_reference,
+            });
+        }
+        Ok(Rollout {
+            groups,
+            sample_seconds,
+            score_seconds,
+            scoring_seconds,
+            generated_tokens,
+            fault_groups,
+        })
+    }
+}
+
+/// Log-probs of each completion under the reference model (no graph).
+fn reference_logprobs(
+    reference: &Model,
+    prompt: &[u32],
+    group: &[Completion],
+    temperature: f64,
+) -> Result<Vec<Vec<f32>>> {
+    let rows: Vec<(&[u32], &[u32])> = group.iter().map(|c| (prompt, &c.tokens[..])).collect();
+    let eos = reference
+        .config()
+        .eos_token_ids
+        .first()
+        .copied()
+        .unwrap_or(0);
+    let (offset, batch) = PackedBatch::pack(&rows, eos, reference.device())?.completion_window()?;
+    let mut logits = window_logits(&reference.detached(), &batch, offset)?;
+    if temperature != 1.0 {
+        logits = (logits / temperature)?;
+    }
+    let logp = grpo_core::token_logprobs(&logits, &batch.targets)?.to_vec2::<f32>()?;
+    Ok(logp
+        .iter()
+        .zip(batch.starts.iter().zip(&batch.lens))
+        .map(|(row, (&s, &l))| row[s..s + l].to_vec())
+        .collect())
+}
+
+/// Scores `groups`, scoring a group again (up to `retries` times) while it faults; a group
+/// that faults on every try is `None`: it gets no reward at all.
+pub(super) async fn score_with_retries(
+    rewards: &RewardSet,
+    groups: &[(Task, Vec<String>)],
+    retries: usize,
+) -> Vec<Option<Vec<ScoredResult>>> {
+    let mut out: Vec<Option<Vec<ScoredResult>>> = vec![None; groups.len()];
+    let mut pending: Vec<usize> = (0..groups.len()).collect();
+    for attempt in 0..=retries {
+        let batch: Vec<(Task, Vec<String>)> = pending.iter().map(|&i| groups[i].clone()).collect();
+        let results = rewards.score_batch(&batch).await;
+        let mut failed = Vec::new();
+        for (&i, result) in pending.iter().zip(results) {
+            match result {
+                Ok(scores) => out[i] = Some(scores),
+                Err(e) => {
+                    tracing::warn!(attempt, task = groups[i].0.id(), error = %e, "scoring fault");
+                    failed.push(i);
+                }
+            }
+        }
+        pending = failed;
+        if pending.is_empty() {
+            break;
+        }
+    }
+    out
+}
