@@ -120,6 +120,16 @@ pub struct RewardsSection {
     pub fault_retries: usize,
 }
 
+impl RewardsSection {
+    /// The weights this section sets (absent ones are left to the pack).
+    pub fn weights(&self) -> grpo_tasks::RewardWeights {
+        grpo_tasks::RewardWeights {
+            accuracy: self.accuracy,
+            format: self.format,
+        }
+    }
+}
+
 fn default_fault_retries() -> usize {
     2
 }
@@ -469,13 +479,7 @@ impl TrainConfig {
         if self.pack.template.is_none() {
             self.pack.template = Some(manifest.template.spec().to_owned());
         }
-        let weights = grpo_rewards::Weights::resolve(
-            &grpo_tasks::RewardWeights {
-                accuracy: self.rewards.accuracy,
-                format: self.rewards.format,
-            },
-            &manifest.rewards,
-        );
+        let weights = grpo_rewards::Weights::resolve(&self.rewards.weights(), &manifest.rewards);
         self.rewards.accuracy = Some(weights.accuracy);
         self.rewards.format = Some(weights.format);
     }
@@ -494,15 +498,12 @@ impl TrainConfig {
     /// The scoring contract of this run: weights over the pack's, format mode, credit and
     /// sandbox limits.
     pub fn scoring(&self, manifest: &grpo_tasks::Manifest) -> Result<grpo_rewards::Scoring> {
-        let explicit = grpo_tasks::RewardWeights {
-            accuracy: self.rewards.accuracy,
-            format: self.rewards.format,
-        };
-        let mut scoring = grpo_rewards::Scoring::with_weights(&explicit, &manifest.rewards)
-            .map_err(|e| Error::Settings {
-                field: "rewards".into(),
-                message: e.to_string(),
-            })?;
+        let mut scoring =
+            grpo_rewards::Scoring::with_weights(&self.rewards.weights(), &manifest.rewards)
+                .map_err(|e| Error::Settings {
+                    field: "rewards".into(),
+                    message: e.to_string(),
+                })?;
         scoring.format_mode = self.rewards.format_mode;
         scoring.credit = self.rewards.credit;
         scoring.limits = grpo_rewards::code::Limits {
@@ -586,18 +587,14 @@ impl TrainConfig {
             grpo_tasks::Template::parse(template)
                 .map_err(|e| bad("pack.template", e.to_string()))?;
         }
-        if let Some(w) = self.rewards.accuracy {
-            finite_nonneg("rewards.accuracy", w)?;
-        }
-        if let Some(w) = self.rewards.format {
-            finite_nonneg("rewards.format", w)?;
-        }
-        if self.rewards.accuracy.unwrap_or(1.0) + self.rewards.format.unwrap_or(0.0) <= 0.0 {
-            return Err(bad(
-                "rewards",
-                "at least one reward needs a positive weight",
-            ));
-        }
+        // The scoring contract's own rules, on the weights given here (the pack's fill in
+        // the rest when the run starts).
+        grpo_rewards::Weights::resolve(&self.rewards.weights(), &Default::default())
+            .validate()
+            .map_err(|e| match e {
+                grpo_rewards::RewardError::InvalidConfig { field, reason } => bad(&field, reason),
+                other => bad("rewards", other.to_string()),
+            })?;
         positive("sandbox.time_limit_ms", self.sandbox.time_limit_ms)?;
         if self.sandbox.memory_mb < grpo_tasks::MIN_MEMORY_MB {
             return Err(bad(

@@ -55,6 +55,16 @@ fn smoke_run_writes_the_run_directory() {
     assert_eq!(model.num_parameters(), trainer.policy().num_parameters());
 }
 
+/// Every weight of the policy, tensor by tensor.
+fn weights(trainer: &Trainer) -> Vec<Vec<f32>> {
+    trainer
+        .policy()
+        .named_vars()
+        .iter()
+        .map(|(_, v)| v.as_tensor().flatten_all().unwrap().to_vec1().unwrap())
+        .collect()
+}
+
 #[test]
 fn zero_learning_rate_leaves_the_policy_unchanged() {
     let config = TrainConfig::resolve(
@@ -64,22 +74,11 @@ fn zero_learning_rate_leaves_the_policy_unchanged() {
     )
     .unwrap();
     let mut trainer = Trainer::new(config).unwrap();
-    let before: Vec<Vec<f32>> = trainer
-        .policy()
-        .named_vars()
-        .iter()
-        .map(|(_, v)| v.as_tensor().flatten_all().unwrap().to_vec1().unwrap())
-        .collect();
+    let before = weights(&trainer);
     for _ in 0..2 {
         trainer.step().unwrap();
     }
-    let after: Vec<Vec<f32>> = trainer
-        .policy()
-        .named_vars()
-        .iter()
-        .map(|(_, v)| v.as_tensor().flatten_all().unwrap().to_vec1().unwrap())
-        .collect();
-    assert_eq!(before, after);
+    assert_eq!(before, weights(&trainer));
 }
 
 /// DAPO's dynamic sampling drops tied groups and samples more prompts to refill the batch.
@@ -248,13 +247,6 @@ fn a_sandbox_fault_skips_the_group_and_is_counted() {
     .map(String::from);
     let config = TrainConfig::resolve(Preset::Smoke, None, &sets).unwrap();
     let mut trainer = Trainer::new(config.clone()).unwrap();
-    let weights = |t: &Trainer| -> Vec<Vec<f32>> {
-        t.policy()
-            .named_vars()
-            .iter()
-            .map(|(_, v)| v.as_tensor().flatten_all().unwrap().to_vec1().unwrap())
-            .collect()
-    };
     let before = weights(&trainer);
     let (record, samples) = trainer.step().unwrap();
     // Dynamic sampling (on in the smoke preset) samples again for the groups left out.
