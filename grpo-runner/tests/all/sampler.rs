@@ -1,10 +1,9 @@
 //! The sampler: recorded log-probs equal a re-scoring forward, seeded reproducibility
 //! independent of batching, greedy decoding, EOS and length stops.
 
-mod common;
 
 use candle_core::{DType, Device, Tensor};
-use common::{random_ids, random_model, random_tensors, small_config};
+use crate::common::{random_ids, random_model, random_tensors, small_config};
 use grpo_runner::model::{Architecture, Model};
 use grpo_runner::sampler::{FinishReason, SamplingConfig, sample, sample_from, score_completion};
 

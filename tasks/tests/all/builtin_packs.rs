@@ -2,7 +2,7 @@
 //! their purpose (sizes, held-out eval, short prompts).
 //!
 //! To rebuild the generated packs after a deliberate generator change:
-//! `GRPO_BLESS=1 cargo test -p grpo-tasks --test builtin_packs`.
+//! `GRPO_BLESS=1 cargo test -p grpo-tasks --test all builtin_packs`.
 
 use std::collections::HashSet;
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! Throughput probes (ignored by default; they print numbers rather than assert them):
 //!
-//!     cargo test -p grpo-rewards --test sandbox_throughput -- --ignored --nocapture --test-threads 1
+//!     cargo test -p grpo-rewards --test all sandbox_throughput:: -- --ignored --nocapture --test-threads 1
 
 use std::time::Instant;
 
