@@ -4,7 +4,11 @@
 
 mod math;
 mod math_fuzz;
+#[cfg(feature = "sandbox")]
 mod sandbox;
+#[cfg(feature = "sandbox")]
 mod sandbox_humaneval;
+#[cfg(feature = "sandbox")]
 mod sandbox_throughput;
+#[cfg(feature = "service")]
 mod service;

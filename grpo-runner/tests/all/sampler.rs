@@ -1,9 +1,8 @@
 //! The sampler: recorded log-probs equal a re-scoring forward, seeded reproducibility
 //! independent of batching, greedy decoding, EOS and length stops.
 
-
-use candle_core::{DType, Device, Tensor};
 use crate::common::{random_ids, random_model, random_tensors, small_config};
+use candle_core::{DType, Device, Tensor};
 use grpo_runner::model::{Architecture, Model};
 use grpo_runner::sampler::{FinishReason, SamplingConfig, sample, sample_from, score_completion};
 
