@@ -126,7 +126,7 @@ impl Trainer {
         let (train_tasks, eval_tasks, manifest) = load_tasks(&config)?;
         config.resolve_from_pack(&manifest);
         config.validate()?;
-        let template = config.template(&manifest)?;
+        let template = config.template(&manifest);
         let device = Device::Cpu;
         let (policy, tokenizer) = match config.model_path() {
             None => {
@@ -208,7 +208,7 @@ impl Trainer {
         eval_tasks: Vec<Task>,
     ) -> Result<Self> {
         crate::cpu::flush_denormals_to_zero();
-        let template = config.template(manifest)?;
+        let template = config.template(manifest);
         let optimizer = AdamW::new(policy.named_vars(), config.optimizer.adamw())?;
         let sandbox = sandbox_for(&config, &[&train_tasks, &eval_tasks])?;
         let rewards = Arc::new(config.scoring(manifest)?.build(sandbox.clone())?);
