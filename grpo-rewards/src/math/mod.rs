@@ -9,7 +9,6 @@
 //!   for irrational or complex values, evaluation at sample points for expressions with
 //!   variables, order-free sets, structure-aware intervals, tuples and matrices. The rules
 //!   are listed in [`equiv`]'s docs.
-//! - [`arith`] is the strict integer-arithmetic evaluator the countdown reward uses.
 //!
 //! Nothing here panics or hangs on any input: huge exponents (`10^{10^{10}}`), huge
 //! factorials, deep nesting and megabyte strings give a verdict quickly.
@@ -23,7 +22,6 @@
 //! assert!(!checker.check("1/2^{99}", r"\boxed{1/2^{98}}").correct);
 //! ```
 
-pub mod arith;
 pub mod equiv;
 pub mod extract;
 pub mod number;
