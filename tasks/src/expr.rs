@@ -21,7 +21,7 @@ use std::fmt;
 
 use num_bigint::BigInt;
 use num_rational::BigRational;
-use num_traits::{ToPrimitive, Zero};
+use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::error::ExprError;
 
@@ -113,6 +113,43 @@ impl Expr {
             Expr::Bin(op, a, b) => op
                 .apply(&a.eval()?, &b.eval()?)
                 .ok_or(ExprError::DivisionByZero),
+        }
+    }
+
+    /// The worked solution: every operation in evaluation order (left operand first), written
+    /// `a op b = value` without spaces, a negative operand in parentheses.
+    ///
+    /// ```
+    /// use grpo_tasks::expr::Expr;
+    /// let e = Expr::parse("47 - 12 + 8").unwrap();
+    /// assert_eq!(e.work().unwrap(), ["47-12=35", "35+8=43"]);
+    /// let e = Expr::parse("(84 - 12) / (3 - 5)").unwrap();
+    /// assert_eq!(e.work().unwrap(), ["84-12=72", "3-5=-2", "72/(-2)=-36"]);
+    /// ```
+    pub fn work(&self) -> Result<Vec<String>, ExprError> {
+        let mut steps = Vec::new();
+        self.eval_recording(&mut steps)?;
+        Ok(steps)
+    }
+
+    fn eval_recording(&self, steps: &mut Vec<String>) -> Result<BigRational, ExprError> {
+        match self {
+            Expr::Num(n) => Ok(BigRational::from_integer(n.clone())),
+            Expr::Neg(e) => Ok(-e.eval_recording(steps)?),
+            Expr::Bin(op, a, b) => {
+                let x = a.eval_recording(steps)?;
+                let y = b.eval_recording(steps)?;
+                let value = op.apply(&x, &y).ok_or(ExprError::DivisionByZero)?;
+                let shown = |v: &BigRational| {
+                    if v.is_negative() {
+                        format!("({v})")
+                    } else {
+                        v.to_string()
+                    }
+                };
+                steps.push(format!("{}{}{}={value}", x, op.symbol(), shown(&y)));
+                Ok(value)
+            }
         }
     }
 

@@ -332,8 +332,8 @@ impl Trainer {
             .filter_map(|task| match task {
                 Task::Math(m) => Some(WarmupProblem {
                     prompt: self.template.render(task),
-                    worked: sft::solution(&m.prompt, &m.answer, true)?,
-                    direct: sft::solution(&m.prompt, &m.answer, false)?,
+                    worked: sft::solution(m, true)?,
+                    direct: sft::solution(m, false)?,
                 }),
                 // Code: the reference solution, one style.
                 Task::Code(c) => {
