@@ -1,5 +1,5 @@
-//! Prometheus metrics of the service, kept in atomics and rendered in the text exposition
-//! format (version 0.0.4) by [`Metrics::render`].
+//! Prometheus metrics of the service, kept in a `prometheus-client` registry and rendered in
+//! the OpenMetrics text format (which Prometheus scrapes) by [`Metrics::render`].
 //!
 //! | metric | type | labels |
 //! |---|---|---|
@@ -14,88 +14,156 @@
 //! | `grpo_sandbox_run_duration_seconds` | histogram | (one `/run_code` program) |
 //! | `grpo_completions_scored_total` | counter | |
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
 use crate::result::VerdictKind;
+
+/// The content type of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 pub const LATENCY_BUCKETS: [f64; 14] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
-/// A fixed-bucket histogram (cumulative counts are computed when rendering).
-#[derive(Debug, Default)]
-pub struct Histogram {
-    /// Observations per bucket; the last slot is `+Inf`.
-    buckets: [AtomicU64; LATENCY_BUCKETS.len() + 1],
-    /// Sum of observations in microseconds.
-    sum_micros: AtomicU64,
-    count: AtomicU64,
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    status: u16,
 }
 
-impl Histogram {
-    /// Records one observation.
-    pub fn observe(&self, elapsed: Duration) {
-        let seconds = elapsed.as_secs_f64();
-        let slot = LATENCY_BUCKETS
-            .iter()
-            .position(|&b| seconds <= b)
-            .unwrap_or(LATENCY_BUCKETS.len());
-        self.buckets[slot].fetch_add(1, Ordering::Relaxed);
-        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
-        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
-        self.count.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// How many observations were recorded.
-    pub fn count(&self) -> u64 {
-        self.count.load(Ordering::Relaxed)
-    }
-
-    fn render(&self, out: &mut String, name: &str, labels: &str) {
-        let sep = if labels.is_empty() { "" } else { "," };
-        let mut cumulative = 0;
-        for (i, bound) in LATENCY_BUCKETS.iter().enumerate() {
-            cumulative += self.buckets[i].load(Ordering::Relaxed);
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {cumulative}"
-            );
-        }
-        cumulative += self.buckets[LATENCY_BUCKETS.len()].load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {cumulative}"
-        );
-        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
-        let braces = if labels.is_empty() {
-            String::new()
-        } else {
-            format!("{{{labels}}}")
-        };
-        let _ = writeln!(out, "{name}_sum{braces} {sum}");
-        let _ = writeln!(out, "{name}_count{braces} {}", self.count());
-    }
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
 }
 
-/// Every metric the service exports.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StatusLabels {
+    status: &'static str,
+}
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(LATENCY_BUCKETS)
+}
+
+/// Every metric the service exports, and the registry that renders them.
+#[derive(Debug)]
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(String, u16), u64>>,
-    latency: Mutex<BTreeMap<String, std::sync::Arc<Histogram>>>,
-    inflight: AtomicI64,
-    queue_depth: AtomicI64,
-    queue_full: AtomicU64,
-    queue_timeout: AtomicU64,
-    verdicts: Mutex<BTreeMap<VerdictKind, u64>>,
-    run_code: Mutex<BTreeMap<&'static str, u64>>,
-    sandbox_runs: AtomicU64,
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    inflight: Gauge,
+    queue_depth: Gauge,
+    rejections: Family<ReasonLabels, Counter>,
+    verdicts: Family<KindLabels, Counter>,
+    run_code: Family<StatusLabels, Counter>,
+    sandbox_runs: Counter,
     run_duration: Histogram,
-    completions: AtomicU64,
+    completions: Counter<u64, AtomicU64>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "grpo_http_requests",
+            "HTTP requests answered, by route and status",
+            requests.clone(),
+        );
+        let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        registry.register(
+            "grpo_http_request_duration_seconds",
+            "Time to answer a request, by route",
+            latency.clone(),
+        );
+        let inflight = Gauge::default();
+        registry.register(
+            "grpo_http_inflight_requests",
+            "Requests being served now",
+            inflight.clone(),
+        );
+        let queue_depth = Gauge::default();
+        registry.register(
+            "grpo_queue_depth",
+            "Requests waiting for admission",
+            queue_depth.clone(),
+        );
+        let rejections = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "grpo_queue_rejections",
+            "Requests answered 504 by the admission queue",
+            rejections.clone(),
+        );
+        // Both reasons are exported from the start, at 0.
+        for reason in ["queue_full", "queue_timeout"] {
+            let _ = rejections.get_or_create(&ReasonLabels { reason });
+        }
+        let verdicts = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "grpo_verdicts",
+            "Verdicts of scored completions, by kind",
+            verdicts.clone(),
+        );
+        let completions = Counter::default();
+        registry.register(
+            "grpo_completions_scored",
+            "Completions scored by /v1/score",
+            completions.clone(),
+        );
+        let run_code = Family::<StatusLabels, Counter>::default();
+        registry.register(
+            "grpo_run_code",
+            "/run_code outcomes, by SandboxFusion status",
+            run_code.clone(),
+        );
+        let sandbox_runs = Counter::default();
+        registry.register(
+            "grpo_sandbox_runs",
+            "Programs run in the sandbox",
+            sandbox_runs.clone(),
+        );
+        let run_duration = latency_histogram();
+        registry.register(
+            "grpo_sandbox_run_duration_seconds",
+            "Time of one /run_code program",
+            run_duration.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            latency,
+            inflight,
+            queue_depth,
+            rejections,
+            verdicts,
+            run_code,
+            sandbox_runs,
+            run_duration,
+            completions,
+        }
+    }
 }
 
 /// Which way a request left the admission queue without being served.
@@ -110,168 +178,74 @@ pub enum Rejection {
 impl Metrics {
     /// Records one finished HTTP request.
     pub fn record_request(&self, route: &str, status: u16, elapsed: Duration) {
-        if let Ok(mut requests) = self.requests.lock() {
-            *requests.entry((route.to_owned(), status)).or_default() += 1;
-        }
-        let histogram = self
-            .latency
-            .lock()
-            .map(|mut l| l.entry(route.to_owned()).or_default().clone());
-        if let Ok(histogram) = histogram {
-            histogram.observe(elapsed);
-        }
+        let route = route.to_owned();
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.clone(),
+                status,
+            })
+            .inc();
+        self.latency
+            .get_or_create(&RouteLabels { route })
+            .observe(elapsed.as_secs_f64());
     }
 
     /// Adds `delta` to the in-flight gauge.
     pub fn add_inflight(&self, delta: i64) {
-        self.inflight.fetch_add(delta, Ordering::Relaxed);
+        self.inflight.inc_by(delta);
     }
 
     /// Adds `delta` to the queue-depth gauge.
     pub fn add_queued(&self, delta: i64) {
-        self.queue_depth.fetch_add(delta, Ordering::Relaxed);
+        self.queue_depth.inc_by(delta);
     }
 
     /// The current queue depth.
     pub fn queue_depth(&self) -> i64 {
-        self.queue_depth.load(Ordering::Relaxed)
+        self.queue_depth.get()
     }
 
     /// Records a request turned away by the admission queue.
     pub fn record_rejection(&self, rejection: Rejection) {
-        match rejection {
-            Rejection::QueueFull => self.queue_full.fetch_add(1, Ordering::Relaxed),
-            Rejection::QueueTimeout => self.queue_timeout.fetch_add(1, Ordering::Relaxed),
+        let reason = match rejection {
+            Rejection::QueueFull => "queue_full",
+            Rejection::QueueTimeout => "queue_timeout",
         };
+        self.rejections
+            .get_or_create(&ReasonLabels { reason })
+            .inc();
     }
 
     /// Records the verdict of one scored completion.
     pub fn record_verdict(&self, kind: VerdictKind) {
-        self.completions.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut verdicts) = self.verdicts.lock() {
-            *verdicts.entry(kind).or_default() += 1;
-        }
+        self.completions.inc();
+        self.verdicts
+            .get_or_create(&KindLabels {
+                kind: kind.as_str(),
+            })
+            .inc();
     }
 
     /// Records one `/run_code` outcome (`Success`, `Failed`, `SandboxError`).
     pub fn record_run_code(&self, status: &'static str, elapsed: Duration) {
-        if let Ok(mut run_code) = self.run_code.lock() {
-            *run_code.entry(status).or_default() += 1;
-        }
-        self.run_duration.observe(elapsed);
+        self.run_code.get_or_create(&StatusLabels { status }).inc();
+        self.run_duration.observe(elapsed.as_secs_f64());
     }
 
     /// Counts `n` programs run in the sandbox.
     pub fn add_sandbox_runs(&self, n: u64) {
-        self.sandbox_runs.fetch_add(n, Ordering::Relaxed);
+        self.sandbox_runs.inc_by(n);
     }
 
-    /// The text exposition of every metric.
+    /// The OpenMetrics text of every metric ([`CONTENT_TYPE`]).
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
-        out.push_str(
-            "# HELP grpo_http_requests_total HTTP requests answered, by route and status.\n",
-        );
-        out.push_str("# TYPE grpo_http_requests_total counter\n");
-        if let Ok(requests) = self.requests.lock() {
-            for ((route, status), n) in requests.iter() {
-                let _ = writeln!(
-                    out,
-                    "grpo_http_requests_total{{route=\"{}\",status=\"{status}\"}} {n}",
-                    escape(route)
-                );
-            }
+        if let Err(e) = encode(&mut out, &self.registry) {
+            // Writing into a String cannot fail; say so loudly if it ever does.
+            tracing::error!(error = %e, "could not render the metrics");
         }
-        out.push_str(
-            "# HELP grpo_http_request_duration_seconds Time to answer a request, by route.\n",
-        );
-        out.push_str("# TYPE grpo_http_request_duration_seconds histogram\n");
-        if let Ok(latency) = self.latency.lock() {
-            for (route, histogram) in latency.iter() {
-                let labels = format!("route=\"{}\"", escape(route));
-                histogram.render(&mut out, "grpo_http_request_duration_seconds", &labels);
-            }
-        }
-        gauge(
-            &mut out,
-            "grpo_http_inflight_requests",
-            "Requests being served now.",
-            self.inflight.load(Ordering::Relaxed),
-        );
-        gauge(
-            &mut out,
-            "grpo_queue_depth",
-            "Requests waiting for admission.",
-            self.queue_depth(),
-        );
-        out.push_str(
-            "# HELP grpo_queue_rejections_total Requests answered 504 by the admission queue.\n",
-        );
-        out.push_str("# TYPE grpo_queue_rejections_total counter\n");
-        let _ = writeln!(
-            out,
-            "grpo_queue_rejections_total{{reason=\"queue_full\"}} {}",
-            self.queue_full.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(
-            out,
-            "grpo_queue_rejections_total{{reason=\"queue_timeout\"}} {}",
-            self.queue_timeout.load(Ordering::Relaxed)
-        );
-        out.push_str("# HELP grpo_verdicts_total Verdicts of scored completions, by kind.\n");
-        out.push_str("# TYPE grpo_verdicts_total counter\n");
-        if let Ok(verdicts) = self.verdicts.lock() {
-            for (kind, n) in verdicts.iter() {
-                let _ = writeln!(out, "grpo_verdicts_total{{kind=\"{}\"}} {n}", kind.as_str());
-            }
-        }
-        counter(
-            &mut out,
-            "grpo_completions_scored_total",
-            "Completions scored by /v1/score.",
-            self.completions.load(Ordering::Relaxed),
-        );
-        out.push_str("# HELP grpo_run_code_total /run_code outcomes, by SandboxFusion status.\n");
-        out.push_str("# TYPE grpo_run_code_total counter\n");
-        if let Ok(run_code) = self.run_code.lock() {
-            for (status, n) in run_code.iter() {
-                let _ = writeln!(out, "grpo_run_code_total{{status=\"{status}\"}} {n}");
-            }
-        }
-        counter(
-            &mut out,
-            "grpo_sandbox_runs_total",
-            "Programs run in the sandbox.",
-            self.sandbox_runs.load(Ordering::Relaxed),
-        );
-        out.push_str("# HELP grpo_sandbox_run_duration_seconds Time of one /run_code program.\n");
-        out.push_str("# TYPE grpo_sandbox_run_duration_seconds histogram\n");
-        self.run_duration
-            .render(&mut out, "grpo_sandbox_run_duration_seconds", "");
         out
     }
-}
-
-fn gauge(out: &mut String, name: &str, help: &str, value: i64) {
-    let _ = writeln!(
-        out,
-        "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
-    );
-}
-
-fn counter(out: &mut String, name: &str, help: &str, value: u64) {
-    let _ = writeln!(
-        out,
-        "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
-    );
-}
-
-/// Escapes a label value (backslash, quote, newline).
-fn escape(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -281,21 +255,32 @@ mod tests {
 
     #[test]
     fn histogram_buckets_are_cumulative() {
-        let h = Histogram::default();
+        let m = Metrics::default();
         // 0.5 ms lands in le=0.001, 7 ms in le=0.01, 100 s in +Inf only.
         for ms in [0.5, 7.0, 100_000.0] {
-            h.observe(Duration::from_secs_f64(ms / 1e3));
+            m.record_run_code("Success", Duration::from_secs_f64(ms / 1e3));
         }
-        let mut out = String::new();
-        h.render(&mut out, "x", "");
-        assert!(out.contains("x_bucket{le=\"0.001\"} 1\n"), "{out}");
-        assert!(out.contains("x_bucket{le=\"0.005\"} 1\n"), "{out}");
-        assert!(out.contains("x_bucket{le=\"0.01\"} 2\n"), "{out}");
-        assert!(out.contains("x_bucket{le=\"30\"} 2\n"), "{out}");
-        assert!(out.contains("x_bucket{le=\"+Inf\"} 3\n"), "{out}");
-        assert!(out.contains("x_count 3\n"), "{out}");
+        let out = m.render();
+        let name = "grpo_sandbox_run_duration_seconds";
+        for (le, n) in [
+            ("0.001", 1),
+            ("0.005", 1),
+            ("0.01", 2),
+            ("30.0", 2),
+            ("+Inf", 3),
+        ] {
+            let line = format!("{name}_bucket{{le=\"{le}\"}} {n}\n");
+            assert!(out.contains(&line), "{line} in {out}");
+        }
+        assert!(out.contains(&format!("{name}_count 3\n")), "{out}");
         // 0.0005 + 0.007 + 100 = 100.0075
-        assert!(out.contains("x_sum 100.0075\n"), "{out}");
+        let sum: f64 = out
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}_sum ")))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((sum - 100.0075).abs() < 1e-9, "{sum}");
     }
 
     #[test]
@@ -309,12 +294,19 @@ mod tests {
         m.add_inflight(2);
         m.add_inflight(-1);
         let text = m.render();
-        assert!(text.contains("grpo_http_requests_total{route=\"/v1/score\",status=\"200\"} 2\n"));
-        assert!(text.contains("grpo_http_requests_total{route=\"/run_code\",status=\"422\"} 1\n"));
-        assert!(text.contains("grpo_verdicts_total{kind=\"wrong_answer\"} 1\n"));
-        assert!(text.contains("grpo_queue_rejections_total{reason=\"queue_timeout\"} 1\n"));
-        assert!(text.contains("grpo_http_inflight_requests 1\n"));
-        assert!(text.contains("grpo_http_request_duration_seconds_count{route=\"/v1/score\"} 2\n"));
+        for line in [
+            "grpo_http_requests_total{route=\"/v1/score\",status=\"200\"} 2\n",
+            "grpo_http_requests_total{route=\"/run_code\",status=\"422\"} 1\n",
+            "grpo_verdicts_total{kind=\"wrong_answer\"} 1\n",
+            "grpo_queue_rejections_total{reason=\"queue_timeout\"} 1\n",
+            "grpo_queue_rejections_total{reason=\"queue_full\"} 0\n",
+            "grpo_http_inflight_requests 1\n",
+            "grpo_http_request_duration_seconds_count{route=\"/v1/score\"} 2\n",
+            "grpo_completions_scored_total 1\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(text.ends_with("# EOF\n"), "{text}");
         // Every sample line is `name{labels} value` or `name value`, with a numeric value.
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let value = line.rsplit(' ').next().unwrap();
@@ -324,6 +316,9 @@ mod tests {
 
     #[test]
     fn label_values_are_escaped() {
-        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        let m = Metrics::default();
+        m.record_request("a\"b\\c\nd", 404, Duration::from_millis(1));
+        let text = m.render();
+        assert!(text.contains("route=\"a\\\"b\\\\c\\nd\""), "{text}");
     }
 }

@@ -41,7 +41,6 @@ pub mod run_code;
 pub mod score;
 
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -52,7 +51,10 @@ use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
-use futures::FutureExt;
+use tower_http::LatencyUnit;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
 
 use crate::code::{LimitCaps, Limits, Sandbox};
 use crate::compose::RewardSet;
@@ -196,7 +198,18 @@ impl Service {
                     path: request.uri().path().to_owned(),
                 }
             })
+            // Innermost first: the panic guard, the metrics (which see its 500), the request log.
+            .layer(CatchPanicLayer::custom(panic_response))
             .layer(middleware::from_fn_with_state(self.state.clone(), observe))
+            .layer(
+                TraceLayer::new_for_http()
+                    .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                    .on_response(
+                        DefaultOnResponse::new()
+                            .level(Level::INFO)
+                            .latency_unit(LatencyUnit::Micros),
+                    ),
+            )
             .layer(DefaultBodyLimit::max(self.state.config.max_body_bytes))
             .with_state(self.state.clone())
     }
@@ -243,45 +256,36 @@ async fn readyz(State(state): State<AppState>) -> Response {
 
 async fn metrics_handler(State(state): State<AppState>) -> Response {
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        [(header::CONTENT_TYPE, metrics::CONTENT_TYPE)],
         state.metrics.render(),
     )
         .into_response()
 }
 
-/// Records every request (count, latency, status), logs it, and turns a panic into a 500.
+/// Records every request's count, latency and status by matched route (the panic guard
+/// inside it has already turned a panic into a 500).
 async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let method = request.method().clone();
-    let response = match AssertUnwindSafe(next.run(request)).catch_unwind().await {
-        Ok(response) => response,
-        Err(panic) => {
-            let reason = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".to_owned());
-            tracing::error!(%route, %reason, "handler panicked");
-            ApiError::Internal { reason }.into_response()
-        }
-    };
-    let elapsed = started.elapsed();
-    let status = response.status();
+    let response = next.run(request).await;
     state
         .metrics
-        .record_request(&route, status.as_u16(), elapsed);
-    tracing::info!(
-        %method,
-        %route,
-        status = status.as_u16(),
-        ms = elapsed.as_secs_f64() * 1e3,
-        "request"
-    );
+        .record_request(&route, response.status().as_u16(), started.elapsed());
     response
+}
+
+/// The answer to a handler that panicked: a 500 in the service's error shape, logged.
+fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let reason = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_owned());
+    tracing::error!(%reason, "handler panicked");
+    ApiError::Internal { reason }.into_response()
 }
 
 async fn admit(state: &ServiceState, wait: Duration) -> Result<admission::Admitted, ApiError> {

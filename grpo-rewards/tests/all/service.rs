@@ -466,7 +466,7 @@ mod score {
         assert_eq!(r.status, 200);
         assert!(
             r.headers
-                .contains("content-type: text/plain; version=0.0.4"),
+                .contains("content-type: application/openmetrics-text; version=1.0.0"),
             "{}",
             r.headers
         );
