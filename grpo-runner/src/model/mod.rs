@@ -95,7 +95,7 @@ impl Model {
             } else if name.ends_with(".bias") {
                 vec![0.0; n]
             } else {
-                normal_samples(&mut rng, n, 0.02)
+                normal_samples(&mut rng, n, 0.02)?
             };
             tensors.insert(name, Tensor::from_vec(values, shape, &Device::Cpu)?);
         }

@@ -4,6 +4,8 @@ use std::collections::HashMap;
 
 use candle_core::{Tensor, Var};
 
+use rand_distr::{Distribution, Normal};
+
 use crate::error::{Error, Result};
 
 use super::ModelConfig;
@@ -107,17 +109,37 @@ impl Weights {
     }
 }
 
-/// `n` samples of N(0, std²) by Box–Muller.
-pub(super) fn normal_samples(rng: &mut impl rand::Rng, n: usize, std: f32) -> Vec<f32> {
-    let mut out = Vec::with_capacity(n + 1);
-    while out.len() < n {
-        let u1: f64 = rng.r#gen::<f64>().max(f64::MIN_POSITIVE);
-        let u2: f64 = rng.r#gen();
-        let r = (-2.0 * u1.ln()).sqrt();
-        let t = std::f64::consts::TAU * u2;
-        out.push((r * t.cos()) as f32 * std);
-        out.push((r * t.sin()) as f32 * std);
+/// `n` samples of N(0, std²) (`rand_distr`'s ziggurat sampler).
+pub(super) fn normal_samples(rng: &mut impl rand::Rng, n: usize, std: f32) -> Result<Vec<f32>> {
+    let normal = Normal::new(0.0, std).map_err(|e| Error::invalid(format!("N(0, {std}²): {e}")))?;
+    Ok(normal.sample_iter(rng).take(n).collect())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    #[test]
+    fn normal_samples_have_the_asked_moments() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let n = 200_000;
+        let xs = normal_samples(&mut rng, n, 0.02).unwrap();
+        assert_eq!(xs.len(), n);
+        let mean = xs.iter().map(|&x| f64::from(x)).sum::<f64>() / n as f64;
+        let var = xs
+            .iter()
+            .map(|&x| (f64::from(x) - mean).powi(2))
+            .sum::<f64>()
+            / n as f64;
+        // The mean's standard error is 0.02 / √n ≈ 4.5e-5; allow five of them.
+        assert!(mean.abs() < 2.3e-4, "{mean}");
+        assert!((var.sqrt() / 0.02 - 1.0).abs() < 0.01, "{}", var.sqrt());
+        // About 68.3% within one standard deviation.
+        let within = xs.iter().filter(|x| x.abs() <= 0.02).count() as f64 / n as f64;
+        assert!((within - 0.6827).abs() < 0.005, "{within}");
+        assert!(normal_samples(&mut rng, 3, f32::NAN).is_err());
     }
-    out.truncate(n);
-    out
 }

@@ -41,11 +41,22 @@ fn smoke_run_writes_the_run_directory() {
     assert_eq!(evals.first().unwrap().step, 0);
     assert_eq!(evals.last().unwrap().step, config.budget.steps);
     assert!(evals.iter().all(|e| e.problems == 200));
+    // Each step records its first completions, as many as the groups it trained on hold.
     let samples = std::fs::read_to_string(out.path().join("samples.jsonl")).unwrap();
-    assert_eq!(
-        samples.lines().count() as u64,
-        config.budget.steps * config.checkpoint.samples_per_step as u64
-    );
+    let mut per_step = vec![0usize; steps.len()];
+    for line in samples.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        per_step[v["step"].as_u64().unwrap() as usize - 1] += 1;
+    }
+    for (s, n) in steps.iter().zip(per_step) {
+        let trained = s.groups * config.sampling.group_size;
+        assert_eq!(
+            n,
+            trained.min(config.checkpoint.samples_per_step),
+            "step {}",
+            s.step
+        );
+    }
     let (model, _) = grpo_runner::loading::load(
         &out.path().join("final"),
         candle_core::DType::F32,
