@@ -23,7 +23,7 @@
 //!
 //! Prompts go through the model's chat template. The weights are dequantised to f32
 //! (about 540 MB), so results match candle-transformers' `quantized_llama` run with
-//! `CANDLE_DEQUANTIZE_ALL=1` (`tests/smollm2.rs`, ignored by default).
+//! `CANDLE_DEQUANTIZE_ALL=1` (`tests/all/smollm2.rs`, ignored by default).
 //!
 //! Files: `hf.rs` (HF directories, read and written), `gguf.rs` (GGUF files and llama.cpp's
 //! tensor names and RoPE layout); the format choice and the JSON helpers are here.

@@ -1,6 +1,7 @@
 //! `grpo tasks`: tools for task-pack authors.
 //!
-//! - `validate PACK`: every schema problem, one JSON line each on stdout (file, line, field,
+//! - `validate PACK`: every problem (per line the first schema problem and every
+//!   rule broken), one JSON line each on stdout (file, line, field,
 //!   message) and readable on stderr; exit 1 when any.
 //! - `check PACK`: proves each task checkable, one JSON line per task with `id` and `passed`
 //!   (+ `reason`); exit 1 when any fails. Math: the answer written as a model would
