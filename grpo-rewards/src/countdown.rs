@@ -30,7 +30,7 @@ use grpo_tasks::{CountdownTask, Task};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 
-use crate::result::{Verdict, VerdictKind};
+use crate::result::{Verdict, VerdictKind, clip};
 use crate::reward::{Reward, Score};
 
 /// The countdown accuracy reward (name `accuracy`).
@@ -47,13 +47,7 @@ impl CountdownReward {
     pub fn check(&self, task: &Task, completion: &str) -> Verdict {
         match task {
             Task::Countdown(t) => check_countdown(t, completion),
-            other => Verdict::new(
-                VerdictKind::NoAnswer,
-                format!(
-                    "the countdown reward does not apply to {} tasks",
-                    other.kind_name()
-                ),
-            ),
+            other => Score::not_applicable("countdown", other).verdict,
         }
     }
 }
@@ -71,7 +65,7 @@ pub fn check_countdown(task: &CountdownTask, completion: &str) -> Verdict {
         Err(e) => {
             return Verdict::new(
                 VerdictKind::Unparsable,
-                format!("`{}` is not an arithmetic expression: {e}", short(&answer)),
+                format!("`{}` is not an arithmetic expression: {e}", clip(&answer)),
             );
         }
     };
@@ -86,7 +80,7 @@ pub fn check_countdown(task: &CountdownTask, completion: &str) -> Verdict {
         Err(e) => {
             return Verdict::new(
                 VerdictKind::Unparsable,
-                format!("`{}` cannot be evaluated: {e}", short(&answer)),
+                format!("`{}` cannot be evaluated: {e}", clip(&answer)),
             );
         }
     };
@@ -165,14 +159,6 @@ fn last_answer_block(completion: &str) -> Option<&str> {
     let start = completion.rfind("<answer>")? + "<answer>".len();
     let rest = &completion[start..];
     Some(rest.find("</answer>").map_or(rest, |end| &rest[..end]))
-}
-
-fn short(text: &str) -> String {
-    if text.chars().count() <= 60 {
-        text.to_owned()
-    } else {
-        format!("{}…", text.chars().take(60).collect::<String>())
-    }
 }
 
 impl Reward for CountdownReward {

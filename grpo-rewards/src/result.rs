@@ -139,6 +139,17 @@ pub struct ScoredResult {
     pub verdict: Verdict,
 }
 
+/// At most 80 characters of `text` (77 and an ellipsis when longer), for verdict reasons that
+/// quote a completion.
+pub fn clip(text: &str) -> String {
+    const MAX: usize = 80;
+    if text.chars().count() <= MAX {
+        text.to_owned()
+    } else {
+        text.chars().take(MAX - 3).collect::<String>() + "…"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,5 +186,15 @@ mod tests {
         assert_eq!(v["status"], "output_limit");
         assert!(v["exit_code"].is_null());
         assert_eq!(v["truncated"], true);
+    }
+
+    #[test]
+    fn clip_keeps_short_text_and_cuts_long_text_at_characters() {
+        assert_eq!(clip("x = 3"), "x = 3");
+        let long = "é".repeat(200);
+        let clipped = clip(&long);
+        assert_eq!(clipped.chars().count(), 78);
+        assert!(clipped.ends_with('…'));
+        assert_eq!(clip(&"a".repeat(80)), "a".repeat(80));
     }
 }
