@@ -9,6 +9,8 @@
 //!   for irrational or complex values, evaluation at sample points for expressions with
 //!   variables, order-free sets, structure-aware intervals, tuples and matrices. The rules
 //!   are listed in [`equiv`]'s docs.
+//! - [`eval`] evaluates a tree to an exact rational where it can, a complex float where the
+//!   value is irrational or complex.
 //! - [`arith`] is the strict integer-arithmetic evaluator the countdown reward uses.
 //!
 //! Nothing here panics or hangs on any input: huge exponents (`10^{10^{10}}`), huge
@@ -25,6 +27,7 @@
 
 pub mod arith;
 pub mod equiv;
+pub mod eval;
 pub mod extract;
 pub mod number;
 pub mod parse;
