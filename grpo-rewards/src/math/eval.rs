@@ -3,7 +3,6 @@
 //! irrational and complex values, and an error (never a panic) for undefined or oversized
 //! results.
 
-use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
@@ -21,7 +20,7 @@ fn undefined(reason: &str) -> RewardError {
 /// allow it; see [`Value`].
 pub fn eval(e: &Expr, env: &[(String, Value)]) -> Result<Value> {
     Ok(match e {
-        Expr::Num(q) => Value::Exact(q.clone()),
+        Expr::Num(q) | Expr::Decimal(q, _) => Value::Exact(q.clone()),
         Expr::Const(Constant::Pi) => Value::Approx {
             re: std::f64::consts::PI,
             im: 0.0,
@@ -83,6 +82,7 @@ pub fn eval(e: &Expr, env: &[(String, Value)]) -> Result<Value> {
         Expr::Percent(a) => eval(a, env)?.div(&number::int(100))?,
         Expr::PlusMinus(..) => return Err(undefined("± has two values")),
         Expr::Tuple(_)
+        | Expr::Ratio(_)
         | Expr::List(_)
         | Expr::Set(_)
         | Expr::Interval { .. }
@@ -228,7 +228,6 @@ fn log(b: &Value, x: &Value) -> Result<Value> {
     let lb = func(Func::Ln, b)?;
     lx.div(&lb)
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -29,8 +29,12 @@ pub mod arith;
 pub mod equiv;
 pub mod eval;
 pub mod extract;
+pub mod matrix;
 pub mod number;
 pub mod parse;
+pub mod plusminus;
+pub mod relation;
+pub mod rounding;
 
 use futures::future::BoxFuture;
 use grpo_tasks::Task;

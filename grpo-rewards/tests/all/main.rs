@@ -3,6 +3,7 @@
 //! One test binary per crate (each topic a module), so the crate and its dependencies link once.
 
 mod math;
+mod math_forms;
 mod math_fuzz;
 mod sandbox;
 mod sandbox_humaneval;

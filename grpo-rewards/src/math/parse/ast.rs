@@ -58,8 +58,11 @@ pub enum RelOp {
 /// An answer's expression tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
-    /// An exact number literal.
+    /// An exact number literal (an integer, a fraction's parts, scientific notation).
     Num(BigRational),
+    /// A decimal literal with the number of places written (`0.4286` has 4): the value is
+    /// exact, the places say which rounding of an exact reference it may stand for.
+    Decimal(BigRational, u32),
     /// A named constant.
     Const(Constant),
     /// A free variable (`x`, `x_1`, `alpha`).
@@ -88,6 +91,8 @@ pub enum Expr {
     Tuple(Vec<Expr>),
     /// `a, b, …` without brackets: a set or a tuple, whichever the reference is.
     List(Vec<Expr>),
+    /// `a : b : …`, a ratio or a time (`5:12`, `10:30`): ordered, compared term by term.
+    Ratio(Vec<Expr>),
     /// `\{a, b, …\}`: unordered.
     Set(Vec<Expr>),
     /// An interval with its endpoint kinds.
@@ -123,7 +128,7 @@ impl Expr {
             Expr::Var(v) => {
                 out.insert(v.clone());
             }
-            Expr::Num(_) | Expr::Const(_) | Expr::Text(_) => {}
+            Expr::Num(_) | Expr::Decimal(..) | Expr::Const(_) | Expr::Text(_) => {}
             Expr::Neg(a) | Expr::Func(_, a) | Expr::Factorial(a) | Expr::Percent(a) => {
                 a.variables(out)
             }
@@ -131,7 +136,12 @@ impl Expr {
                 a.variables(out);
                 b.variables(out);
             }
-            Expr::Sum(v) | Expr::Tuple(v) | Expr::List(v) | Expr::Set(v) | Expr::Union(v) => {
+            Expr::Sum(v)
+            | Expr::Tuple(v)
+            | Expr::List(v)
+            | Expr::Set(v)
+            | Expr::Union(v)
+            | Expr::Ratio(v) => {
                 v.iter().for_each(|e| e.variables(out));
             }
             Expr::Relation { terms, .. } => terms.iter().for_each(|e| e.variables(out)),
@@ -141,6 +151,51 @@ impl Expr {
                 hi.variables(out);
             }
             Expr::Matrix(rows) => rows.iter().flatten().for_each(|e| e.variables(out)),
+        }
+    }
+
+    /// The same tree with each variable named in `map` (`from`, `to`) renamed.
+    pub fn rename(&self, map: &[(String, String)]) -> Expr {
+        let r = |e: &Expr| Box::new(e.rename(map));
+        let all = |v: &[Expr]| v.iter().map(|e| e.rename(map)).collect::<Vec<_>>();
+        match self {
+            Expr::Var(v) => Expr::Var(
+                map.iter()
+                    .find(|(from, _)| from == v)
+                    .map_or_else(|| v.clone(), |(_, to)| to.clone()),
+            ),
+            Expr::Num(_) | Expr::Decimal(..) | Expr::Const(_) | Expr::Text(_) => self.clone(),
+            Expr::Neg(a) => Expr::Neg(r(a)),
+            Expr::Func(f, a) => Expr::Func(*f, r(a)),
+            Expr::Factorial(a) => Expr::Factorial(r(a)),
+            Expr::Percent(a) => Expr::Percent(r(a)),
+            Expr::Pow(a, b) => Expr::Pow(r(a), r(b)),
+            Expr::PlusMinus(a, b) => Expr::PlusMinus(r(a), r(b)),
+            Expr::Log(a, b) => Expr::Log(r(a), r(b)),
+            Expr::Root(a, b) => Expr::Root(r(a), r(b)),
+            Expr::Sum(v) => Expr::Sum(all(v)),
+            Expr::Tuple(v) => Expr::Tuple(all(v)),
+            Expr::List(v) => Expr::List(all(v)),
+            Expr::Set(v) => Expr::Set(all(v)),
+            Expr::Union(v) => Expr::Union(all(v)),
+            Expr::Ratio(v) => Expr::Ratio(all(v)),
+            Expr::Product(v) => Expr::Product(v.iter().map(|(e, d)| (e.rename(map), *d)).collect()),
+            Expr::Interval {
+                lo,
+                hi,
+                lo_closed,
+                hi_closed,
+            } => Expr::Interval {
+                lo: r(lo),
+                hi: r(hi),
+                lo_closed: *lo_closed,
+                hi_closed: *hi_closed,
+            },
+            Expr::Matrix(rows) => Expr::Matrix(rows.iter().map(|row| all(row)).collect()),
+            Expr::Relation { terms, ops } => Expr::Relation {
+                terms: all(terms),
+                ops: ops.clone(),
+            },
         }
     }
 }

@@ -239,4 +239,3 @@ fn apply_power(e: Expr, power: Option<Expr>) -> Expr {
         None => e,
     }
 }
-

@@ -269,7 +269,8 @@ fn braced_raw(src: &str, at: usize) -> Result<(&str, usize)> {
     Err(RewardError::parse(src, open, "unbalanced `{`"))
 }
 
-/// A number literal at `i`: digits with thousands separators (`1,000`, `1{,}000`, `1\,000`),
+/// A number literal at `i`: digits with thousands separators (`1,000`, `1{,}000`, `1\,000`,
+/// `12 500` with a space or a thin space),
 /// a decimal part and an exponent. Returns the digits without separators and the end.
 fn lex_number(src: &str, mut i: usize) -> (String, usize) {
     let b = src.as_bytes();
@@ -285,10 +286,12 @@ fn lex_number(src: &str, mut i: usize) -> (String, usize) {
             continue;
         }
         // Thousands separator: exactly three digits follow, then no digit.
-        let sep_len = [",", "{,}", "\\,"]
-            .iter()
-            .find(|s| src[i..].starts_with(**s))
-            .map(|s| s.len());
+        let sep_len = [
+            ",", "{,}", "\\,", " ", "~", "\\ ", "\\;", "\u{2009}", "\u{202F}", "\u{00A0}",
+        ]
+        .iter()
+        .find(|s| src[i..].starts_with(**s))
+        .map(|s| s.len());
         if let Some(len) = sep_len {
             let j = i + len;
             if (1..=3).contains(&group)
@@ -333,3 +336,36 @@ fn lex_number(src: &str, mut i: usize) -> (String, usize) {
     (text, i)
 }
 
+/// An answer that is one bare number with commas between digits (`3,75`, `1,000`, `0,5`),
+/// rewritten with a decimal point and without thousands separators; `None` for anything
+/// else. A comma followed by exactly three digits is a thousands separator unless the part
+/// before it is `0`; any other comma is a decimal comma, and only the last comma may be one
+/// (`1,2,3` stays a list).
+pub(super) fn decimal_comma(answer: &str) -> Option<String> {
+    let (sign, digits) = match answer.strip_prefix(['-', '+']) {
+        Some(rest) => (&answer[..1], rest),
+        None => ("", answer),
+    };
+    let groups: Vec<&str> = digits.split(',').collect();
+    if groups.len() < 2
+        || groups
+            .iter()
+            .any(|g| g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let mut out = String::from(sign);
+    out.push_str(groups[0]);
+    for (k, g) in groups.iter().enumerate().skip(1) {
+        let thousands = g.len() == 3 && !(k == 1 && groups[0] == "0") && groups[0].len() <= 3;
+        if thousands {
+            out.push_str(g);
+        } else if k == groups.len() - 1 {
+            out.push('.');
+            out.push_str(g);
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}

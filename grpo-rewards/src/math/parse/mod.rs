@@ -20,7 +20,7 @@ mod parser;
 use crate::error::{Result, RewardError};
 
 pub use ast::{Constant, Expr, Func, RelOp};
-use lexer::{NAMES, Tok, lex};
+use lexer::{NAMES, Tok, decimal_comma, lex};
 use parser::Parser;
 
 /// The longest answer the parser reads, in bytes.
@@ -28,7 +28,6 @@ pub const MAX_ANSWER_LEN: usize = 4_096;
 
 /// The deepest nesting the parser accepts.
 pub const MAX_DEPTH: usize = 64;
-
 
 /// Parses one answer (LaTeX or plain math) into an expression tree.
 ///
@@ -52,6 +51,9 @@ pub fn parse_answer(src: &str) -> Result<Expr> {
     {
         return Ok(Expr::Text(normalize_text(trimmed)));
     }
+    // `3,75` is 3.75 when the whole answer is that one number.
+    let rewritten = decimal_comma(trimmed);
+    let src = rewritten.as_deref().unwrap_or(src);
     let toks = lex(src)?;
     if toks.is_empty() {
         return Err(RewardError::parse(src, 0, "no math in the answer"));
@@ -78,7 +80,6 @@ pub fn normalize_text(s: &str) -> String {
         .to_lowercase()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,8 +93,26 @@ mod tests {
     fn thousands_separators_and_decimals() {
         assert_eq!(parse_answer("1,000,000").unwrap(), n(1_000_000));
         assert_eq!(parse_answer("1{,}234").unwrap(), n(1234));
-        assert!(matches!(parse_answer("1,23").unwrap(), Expr::List(_)));
-        assert!(matches!(parse_answer("12,345,67").unwrap(), Expr::List(_)));
+        assert!(matches!(parse_answer("(1,23)").unwrap(), Expr::Tuple(_)));
+        assert!(matches!(parse_answer("1,2,3").unwrap(), Expr::List(_)));
+        assert!(matches!(parse_answer("1, 23").unwrap(), Expr::List(_)));
+    }
+
+    #[test]
+    fn decimal_commas_in_a_bare_number() {
+        let dec = |s: &str| match parse_answer(s).unwrap() {
+            Expr::Decimal(q, _) => q,
+            other => panic!("{s}: {other:?}"),
+        };
+        let q = |n: i64, d: i64| BigRational::new(n.into(), d.into());
+        assert_eq!(dec("3,75"), q(375, 100));
+        assert_eq!(dec("0,375"), q(375, 1000));
+        assert!(matches!(parse_answer("-2,5").unwrap(), Expr::Neg(_)));
+        assert_eq!(dec("1,234,5"), q(12345, 10));
+        assert_eq!(parse_answer("1,000").unwrap(), n(1000));
+        assert_eq!(parse_answer("12 500").unwrap(), n(12_500));
+        assert_eq!(parse_answer("12\u{2009}500").unwrap(), n(12_500));
+        assert_eq!(parse_answer("1 234 567").unwrap(), n(1_234_567));
     }
 
     #[test]

@@ -110,18 +110,32 @@ impl Parser<'_> {
     }
 
     pub(super) fn relation(&mut self) -> Result<Expr> {
-        let first = self.additive()?;
+        let first = self.ratio()?;
         let mut terms = vec![first];
         let mut ops = Vec::new();
         while let Some(op) = self.rel_op() {
             self.pos += 1;
             ops.push(op);
-            terms.push(self.additive()?);
+            terms.push(self.ratio()?);
         }
         Ok(if ops.is_empty() {
             terms.swap_remove(0)
         } else {
             Expr::Relation { terms, ops }
+        })
+    }
+
+    /// `a : b : …` (a ratio or a time) → [`Expr::Ratio`] when there is more than one part.
+    pub(super) fn ratio(&mut self) -> Result<Expr> {
+        let mut parts = vec![self.additive()?];
+        while self.is_ch(':') || self.is_cmd(&["colon"]) {
+            self.pos += 1;
+            parts.push(self.additive()?);
+        }
+        Ok(if parts.len() == 1 {
+            parts.swap_remove(0)
+        } else {
+            Expr::Ratio(parts)
         })
     }
 
@@ -451,11 +465,16 @@ impl Parser<'_> {
             e => e,
         })
     }
-
 }
 
 fn num_expr(text: &str) -> Option<Expr> {
-    parse_decimal(text).map(Expr::Num)
+    let value = parse_decimal(text)?;
+    match text.split_once('.') {
+        Some((_, places)) if !text.contains('e') => {
+            Some(Expr::Decimal(value, u32::try_from(places.len()).ok()?))
+        }
+        _ => Some(Expr::Num(value)),
+    }
 }
 
 fn is_literal_fraction(e: &Expr) -> bool {
