@@ -5,6 +5,7 @@
 mod math;
 mod math_forms;
 mod math_fuzz;
+mod math_rules;
 mod sandbox;
 mod sandbox_humaneval;
 mod sandbox_throughput;

@@ -4,13 +4,15 @@
 //! ([`MAX_DEPTH`]) and an input cap ([`MAX_ANSWER_LEN`]): linear in the input, never recursing
 //! without bound. Sums and products are n-ary, so `1+1+…+1` is flat, not a deep tree.
 //!
-//! Accepted: integers (`1,000`, `1{,}000`), decimals, scientific notation, `\frac`/`\dfrac`/
+//! Accepted: integers (`1,000`, `1{,}000`, `12 500`, `12\,500`, thin spaces), decimals (a
+//! bare `3,75` is 3.75, by the lexer's decimal-comma rule; decimals keep the places written),
+//! scientific notation, `\frac`/`\dfrac`/
 //! `\tfrac` (also `\frac12`), `a/b`, mixed numbers (`3\frac{1}{2}` is 7/2), percentages,
 //! `\sqrt[n]{x}`, powers (right-associative), `\pi`, `e`, `i`, `\infty`, implicit
 //! multiplication, `\cdot`/`\times`/`\div`, functions (trig, inverse trig, hyperbolic, `\ln`,
 //! `\log` (natural), `\log_b`, `\exp`, `|x|`), `\binom`, factorial, `\left`/`\right`, `±`,
 //! sets `\{…\}`, intervals `(a, b]`, tuples, `pmatrix`/`bmatrix` matrices, unions `\cup`,
-//! equations and inequalities (chains too), and `\text{…}`.
+//! equations and inequalities (chains too), ratios and times (`5:12`, `10:30`), and `\text{…}`.
 
 mod ast;
 mod commands;
