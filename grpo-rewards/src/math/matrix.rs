@@ -20,6 +20,10 @@ pub const MAX_POWER: u32 = 8;
 /// The deepest expression folded.
 const MAX_DEPTH: usize = 32;
 
+/// The largest entry (in tree nodes) a fold may build: symbolic entries grow with every
+/// product, so a fold that would pass this gives up instead.
+pub const MAX_ENTRY_NODES: usize = 2_000;
+
 type Rows = Vec<Vec<Expr>>;
 
 enum Folded {
@@ -65,6 +69,35 @@ fn simplified(e: Expr) -> Expr {
     }
 }
 
+/// The size of an entry in nodes, counted up to [`MAX_ENTRY_NODES`] + 1.
+fn nodes(e: &Expr) -> usize {
+    fn count(e: &Expr, budget: &mut usize) {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        match e {
+            Expr::Neg(a) | Expr::Func(_, a) | Expr::Factorial(a) | Expr::Percent(a) => {
+                count(a, budget)
+            }
+            Expr::Pow(a, b) | Expr::PlusMinus(a, b) | Expr::Log(a, b) | Expr::Root(a, b) => {
+                count(a, budget);
+                count(b, budget);
+            }
+            Expr::Sum(v) => v.iter().for_each(|x| count(x, budget)),
+            Expr::Product(v) => v.iter().for_each(|(x, _)| count(x, budget)),
+            _ => {}
+        }
+    }
+    let mut budget = MAX_ENTRY_NODES + 1;
+    count(e, &mut budget);
+    MAX_ENTRY_NODES + 1 - budget
+}
+
+fn largest_entry(rows: &Rows) -> usize {
+    rows.iter().flatten().map(nodes).max().unwrap_or(0)
+}
+
 fn shape(rows: &Rows) -> Option<(usize, usize)> {
     let cols = rows.first()?.len();
     (cols > 0 && rows.len() <= MAX_DIM && cols <= MAX_DIM && rows.iter().all(|r| r.len() == cols))
@@ -80,7 +113,9 @@ fn map(rows: Rows, f: impl Fn(Expr) -> Expr) -> Rows {
 fn matmul(a: &Rows, b: &Rows) -> Option<Rows> {
     let (n, k) = shape(a)?;
     let (k2, m) = shape(b)?;
-    if k != k2 {
+    // Each entry of the product is a sum of `k` products of two entries: refuse before
+    // building one past the cap.
+    if k != k2 || k * (largest_entry(a) + largest_entry(b) + 1) + 1 > MAX_ENTRY_NODES {
         return None;
     }
     Some(
@@ -245,5 +280,20 @@ mod tests {
         assert_eq!(folded(&format!("{a}^{{100}}")), None);
         assert_eq!(folded(a), None);
         assert_eq!(folded("1 + 2"), None);
+    }
+
+    #[test]
+    fn symbolic_products_stop_at_the_entry_cap() {
+        let row = vec!["x"; 16].join(" & ");
+        let m = format!(
+            "\\begin{{pmatrix}} {} \\end{{pmatrix}}",
+            vec![row; 16].join(" \\\\ ")
+        );
+        let start = std::time::Instant::now();
+        assert_eq!(folded(&format!("{m}^8")), None);
+        assert_eq!(folded(&format!("{m}^4")), None);
+        assert!(folded(&format!("{m}^3")).is_some());
+        assert!(folded(&format!("{m}{m}")).is_some());
+        assert!(start.elapsed().as_secs() < 5);
     }
 }
