@@ -198,6 +198,18 @@ impl MathChecker {
         {
             return correct(found.text, reference);
         }
+        // `2,3` reads as 2.3 on its own; against a reference that is a collection it may
+        // list two answers.
+        if matches!(pred, Expr::Decimal(..) | Expr::Neg(_) | Expr::Num(_))
+            && found.text.contains(',')
+            && let Ok(items) = parse_answer(&found.text.replace(',', ", "))
+            && gold.answers.iter().any(|g| {
+                matches!(g.expr, Expr::List(_) | Expr::Set(_) | Expr::Tuple(_))
+                    && equivalent(&g.expr, &items, &self.config.equiv)
+            })
+        {
+            return correct(found.text, reference);
+        }
         MathCheck {
             correct: false,
             verdict: Verdict::new(

@@ -44,6 +44,11 @@ fn numbers_as_people_write_them() {
             ("0.375", r"\boxed{0,375}", true),
             ("1000", r"\boxed{1,000}", true),
             ("12.5", "12,5", true),
+            // against a list reference, commas list the answers
+            ("2, 3", r"\boxed{2,3}", true),
+            (r"\{2, 3\}", r"\boxed{3,2}", true),
+            ("2, 3", r"\boxed{2,4}", false),
+            ("2.3", r"\boxed{2,3}", true),
             ("-2.5", r"\boxed{-2,5}", true),
             // inside brackets a comma separates items
             ("(3,1)", r"\boxed{(3,1)}", true),
