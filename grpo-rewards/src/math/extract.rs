@@ -170,7 +170,14 @@ fn boxed_answers(s: &str) -> Option<String> {
     }
     parts.retain(|p| !p.is_empty());
     parts.reverse();
-    Some(parts.join(", "))
+    // A restated box (`\boxed{5}. \boxed{5}`) is one answer.
+    let mut unique: Vec<String> = Vec::with_capacity(parts.len());
+    for p in parts {
+        if !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    Some(unique.join(", "))
 }
 
 /// Whether the text between two boxed answers only joins them: commas, `and`/`or`, math

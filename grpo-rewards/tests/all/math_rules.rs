@@ -128,6 +128,7 @@ fn extraction_of_the_new_forms() {
     let cases: &[(&str, Option<&str>)] = &[
         (r"So $x = \boxed{2}$ and $x = \boxed{5}$.", Some("2, 5")),
         (r"\boxed{2}, \boxed{5}", Some("2, 5")),
+        (r"\boxed{5} and \boxed{5}", Some("5")),
         (r"\boxed{1} first, then \boxed{2}", Some("2")),
         (r"The result is \(17\)", Some("17")),
         ("We conclude\n\\[\n17\n\\]", Some("17")),
