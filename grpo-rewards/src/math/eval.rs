@@ -3,6 +3,7 @@
 //! irrational and complex values, and an error (never a panic) for undefined or oversized
 //! results.
 
+use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
@@ -208,25 +209,45 @@ fn log(b: &Value, x: &Value) -> Result<Value> {
         } else {
             (xq.recip(), true)
         };
-        let mut acc = bq.clone();
-        for k in 1..=4096i64 {
-            if acc == big {
-                return Ok(number::int(if inverted { -k } else { k }));
-            }
-            if acc.numer().bits() > big.numer().bits() + 1
-                && acc.denom().bits() > big.denom().bits() + 1
-            {
-                break;
-            }
-            if acc.numer().bits() > number::MAX_BITS {
-                break;
-            }
-            acc *= bq;
+        if let Some(k) = integral_log(bq, &big) {
+            return Ok(number::int(if inverted { -k } else { k }));
         }
     }
     let lx = func(Func::Ln, x)?;
     let lb = func(Func::Ln, b)?;
     lx.div(&lb)
+}
+
+/// The largest exponent `log_b x` is looked for as an exact integer.
+const MAX_LOG_EXPONENT: u64 = 4096;
+
+/// `k` with `b^k = x` (both positive, on the same side of 1), found with one float estimate
+/// and at most three exact powers: constant work, however large `x` is.
+fn integral_log(b: &BigRational, x: &BigRational) -> Option<i64> {
+    fn ln(n: &BigInt) -> f64 {
+        let bits = n.bits();
+        let shift = bits.saturating_sub(64);
+        (n >> shift).to_f64().unwrap_or(f64::NAN).ln() + shift as f64 * std::f64::consts::LN_2
+    }
+    let ln_q = |q: &BigRational| ln(q.numer()) - ln(q.denom());
+    let estimate = (ln_q(x) / ln_q(b)).round();
+    if !estimate.is_finite() || estimate < 1.0 {
+        return None;
+    }
+    let k0 = estimate as u64;
+    (k0.saturating_sub(1)..=k0 + 1)
+        .filter(|k| (1..=MAX_LOG_EXPONENT).contains(k))
+        .find(|&k| {
+            let fits = |n: &BigInt| n.bits().saturating_mul(k) <= number::MAX_BITS + 64;
+            let Ok(e) = u32::try_from(k) else {
+                return false;
+            };
+            fits(b.numer())
+                && fits(b.denom())
+                && b.numer().pow(e) == *x.numer()
+                && b.denom().pow(e) == *x.denom()
+        })
+        .and_then(|k| i64::try_from(k).ok())
 }
 
 #[cfg(test)]
@@ -236,6 +257,24 @@ mod tests {
 
     fn value(s: &str) -> Value {
         eval(&parse_answer(s).unwrap(), &[]).unwrap()
+    }
+
+    #[test]
+    fn log_of_a_non_power_stops_at_once() {
+        // log_9 9501 is not an integer: found out with at most three exact powers.
+        let start = std::time::Instant::now();
+        assert!(matches!(value(r"\log_9 9501"), Value::Approx { .. }));
+        assert!(matches!(
+            value(r"\log_{1/9} \frac{1}{9501}"),
+            Value::Approx { .. }
+        ));
+        let huge = "9".repeat(3000);
+        let big_log = eval(&parse_answer(&format!(r"\log_9 {{{huge}}}")).unwrap(), &[]);
+        assert!(!matches!(big_log, Ok(Value::Exact(_))));
+        assert_eq!(value(r"\log_3 {3^{2000}}"), number::int(2000));
+        assert_eq!(value(r"\log_{2/3} \frac{4}{9}"), number::int(2));
+        assert_eq!(value(r"\log_{2/3} \frac{9}{4}"), number::int(-2));
+        assert!(start.elapsed().as_millis() < 50);
     }
 
     #[test]
