@@ -312,11 +312,17 @@ fn pow_int(b: &BigRational, e: &BigInt) -> Result<Value> {
     if *b == -one.clone() {
         return Ok(if e.is_even() { int(1) } else { int(-1) });
     }
-    let bits = b.numer().bits().max(b.denom().bits());
+    // The result's size, estimated from log2 of the base before computing anything, so that
+    // `3^{70000}` (past the cap) costs nothing.
+    let log2 = |n: &BigInt| {
+        let shift = n.bits().saturating_sub(64);
+        (n >> shift).to_f64().unwrap_or(f64::INFINITY).abs().log2() + shift as f64
+    };
+    let bits_per_unit = log2(b.numer()).max(log2(b.denom()));
     let exp = e
         .abs()
         .to_u64()
-        .filter(|x| x.saturating_mul(bits.saturating_sub(1).max(1)) <= MAX_BITS);
+        .filter(|x| (*x as f64) * bits_per_unit <= MAX_BITS as f64);
     let Some(exp) = exp else {
         return Err(RewardError::TooLarge {
             what: format!("a power with exponent {e}"),
@@ -442,6 +448,13 @@ mod tests {
         let big = int(10).pow(&int(10_000_000_000));
         assert!(matches!(big, Err(RewardError::TooLarge { .. })));
         assert!(int(1).pow(&int(10_000_000_000)).is_ok());
+        // 3^50000 has 79,249 bits (under the cap); 3^70301 would have 111,425: refused
+        // from the estimate, before it is computed.
+        assert!(int(3).pow(&int(50_000)).is_ok());
+        assert!(matches!(
+            int(3).pow(&int(70_301)),
+            Err(RewardError::TooLarge { .. })
+        ));
         assert!(int(3000).factorial().is_ok());
         // 20! = 2432902008176640000; 0! = 1! = 1.
         assert_eq!(
