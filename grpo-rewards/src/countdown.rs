@@ -4,8 +4,9 @@
 //! 1. **Find the answer**: the last `<answer>…</answer>` block, else the completion's last
 //!    non-empty line. A trailing `= target` (or a leading `target =`) is dropped, as are
 //!    surrounding `$` and a final period.
-//! 2. **Parse and evaluate** with [`crate::math::arith`]: integers, `+ - * /`, parentheses,
-//!    unary minus; exact rationals, so `8 / (3 - 8 / 3)` is exactly 24 and `7 / 2 * 2` is 7.
+//! 2. **Parse and evaluate** with [`grpo_tasks::expr`] (the language the countdown generator
+//!    and pack validation use): integers, `+ - * /` (also `×`, `÷`), parentheses, unary
+//!    minus; exact rationals, so `8 / (3 - 8 / 3)` is exactly 24 and `7 / 2 * 2` is 7.
 //! 3. **Check the numbers**: the literals must be the task's numbers as a multiset — each
 //!    exactly once when `use_all` (the default), at most once otherwise.
 //!
@@ -23,13 +24,12 @@
 //! ```
 
 use futures::future::BoxFuture;
-use grpo_tasks::expr::{Usage, check_usage};
+use grpo_tasks::ExprError;
+use grpo_tasks::expr::{Expr, Usage, check_usage};
 use grpo_tasks::{CountdownTask, Task};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 
-use crate::error::RewardError;
-use crate::math::arith::eval_arithmetic;
 use crate::result::{Verdict, VerdictKind};
 use crate::reward::{Reward, Score};
 
@@ -66,14 +66,8 @@ pub fn check_countdown(task: &CountdownTask, completion: &str) -> Verdict {
             "no answer: no <answer> block and no non-empty line",
         );
     };
-    let evaluated = match eval_arithmetic(&answer) {
-        Ok(a) => a,
-        Err(RewardError::Undefined { reason }) => {
-            return Verdict::new(
-                VerdictKind::WrongAnswer,
-                format!("`{answer}` is undefined: {reason}"),
-            );
-        }
+    let expr = match Expr::parse(&answer) {
+        Ok(expr) => expr,
         Err(e) => {
             return Verdict::new(
                 VerdictKind::Unparsable,
@@ -81,7 +75,22 @@ pub fn check_countdown(task: &CountdownTask, completion: &str) -> Verdict {
             );
         }
     };
-    match check_usage(&evaluated.literals, &task.numbers, task.use_all) {
+    let value = match expr.eval() {
+        Ok(value) => value,
+        Err(ExprError::DivisionByZero) => {
+            return Verdict::new(
+                VerdictKind::WrongAnswer,
+                format!("`{answer}` is undefined: division by zero"),
+            );
+        }
+        Err(e) => {
+            return Verdict::new(
+                VerdictKind::Unparsable,
+                format!("`{}` cannot be evaluated: {e}", short(&answer)),
+            );
+        }
+    };
+    match check_usage(&expr.literals(), &task.numbers, task.use_all) {
         Usage::Valid => {}
         Usage::NotAvailable(n) => {
             return Verdict::new(
@@ -102,7 +111,7 @@ pub fn check_countdown(task: &CountdownTask, completion: &str) -> Verdict {
         }
     }
     let target = BigRational::from_integer(BigInt::from(task.target));
-    if evaluated.value == target {
+    if value == target {
         Verdict::new(
             VerdictKind::Correct,
             format!("`{answer}` = {}", task.target),
@@ -112,7 +121,7 @@ pub fn check_countdown(task: &CountdownTask, completion: &str) -> Verdict {
             VerdictKind::WrongAnswer,
             format!(
                 "`{answer}` evaluates to {}, not the target {}",
-                evaluated.value, task.target
+                value, task.target
             ),
         )
     }

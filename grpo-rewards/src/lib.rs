@@ -16,6 +16,11 @@
 //!   [`service`] build their rewards there, so a completion scores the same everywhere;
 //! - [`result`] holds the shapes every caller shares (run result, scored result, verdict).
 //!
+//! Cargo features, both on by default: `sandbox` (the wasmtime sandbox and the code reward)
+//! and `service` (the HTTP verifier service, implies `sandbox`). With
+//! `default-features = false` the crate is the math, countdown and format rewards alone, and
+//! builds without wasmtime, tokio or axum; code tasks are then faults.
+//!
 //! ```
 //! use grpo_rewards::Scoring;
 //! use grpo_tasks::Task;
@@ -42,6 +47,7 @@ pub mod math;
 pub mod result;
 pub mod reward;
 pub mod scoring;
+#[cfg(feature = "service")]
 pub mod service;
 
 pub use compose::{AccuracyReward, RewardSet};

@@ -32,7 +32,9 @@
 use grpo_tasks::{Manifest, RewardWeights, Task, TaskKind};
 use serde::{Deserialize, Serialize};
 
-use crate::code::{CodeReward, Credit, LimitCaps, Limits, Sandbox};
+#[cfg(feature = "sandbox")]
+use crate::code::CodeReward;
+use crate::code::{Credit, LimitCaps, Limits, Sandbox};
 use crate::compose::{AccuracyReward, RewardSet};
 use crate::error::{Result, RewardError};
 use crate::format::{FormatConfig, FormatMode, FormatReward};
@@ -151,16 +153,7 @@ impl Scoring {
                 field: "limits".into(),
                 reason: e.to_string(),
             })?;
-        let mut accuracy = AccuracyReward::new();
-        if let Some(sandbox) = sandbox {
-            let mut code = CodeReward::new(sandbox)
-                .with_limits(self.limits.clone())
-                .with_credit(self.credit);
-            if let Some(caps) = self.caps {
-                code = code.with_caps(caps);
-            }
-            accuracy = accuracy.with_kind(TaskKind::Code, Box::new(code));
-        }
+        let accuracy = self.accuracy(sandbox);
         let format = FormatReward::new(FormatConfig {
             mode: self.format_mode,
             ..FormatConfig::default()
@@ -172,6 +165,31 @@ impl Scoring {
             ],
             Some(0),
         )
+    }
+
+    /// Accuracy routed by task kind: math and countdown always, code through `sandbox`.
+    #[cfg(feature = "sandbox")]
+    fn accuracy(&self, sandbox: Option<Sandbox>) -> AccuracyReward {
+        let accuracy = AccuracyReward::new();
+        let Some(sandbox) = sandbox else {
+            return accuracy;
+        };
+        let mut code = CodeReward::new(sandbox)
+            .with_limits(self.limits.clone())
+            .with_credit(self.credit);
+        if let Some(caps) = self.caps {
+            code = code.with_caps(caps);
+        }
+        accuracy.with_kind(TaskKind::Code, Box::new(code))
+    }
+
+    /// Accuracy routed by task kind: math and countdown (no sandbox exists in this build).
+    #[cfg(not(feature = "sandbox"))]
+    fn accuracy(&self, sandbox: Option<Sandbox>) -> AccuracyReward {
+        if let Some(never) = sandbox {
+            match never {}
+        }
+        AccuracyReward::new()
     }
 }
 

@@ -158,20 +158,21 @@ pub fn sample_with_stats(
     group_size: usize,
     config: &SamplingConfig,
 ) -> Result<(Vec<Completion>, SamplerStats)> {
-    sample_from(model, prompts, 0, group_size, config)
+    let (groups, stats) = sample_from(model, prompts, 0, group_size, config)?;
+    Ok((groups.into_iter().flatten().collect(), stats))
 }
 
-/// [`sample_with_stats`] for prompts that are the `first_prompt`-th onwards of a larger set:
-/// every completion draws from the random stream of its index in that set, so sampling a set
-/// in pieces draws the same tokens as sampling it at once (a caller can score the first
-/// piece while the next is sampled).
+/// Samples one group of `group_size` completions per prompt, for prompts that are the
+/// `first_prompt`-th onwards of a larger set: every completion draws from the random stream
+/// of its index in that set, so sampling a set in pieces draws the same tokens as sampling it
+/// at once (a caller can score the first piece while the next is sampled).
 pub fn sample_from(
     model: &Model,
     prompts: &[Vec<u32>],
     first_prompt: usize,
     group_size: usize,
     config: &SamplingConfig,
-) -> Result<(Vec<Completion>, SamplerStats)> {
+) -> Result<(Vec<Vec<Completion>>, SamplerStats)> {
     config.validate()?;
     if group_size == 0 {
         return Err(Error::invalid("group_size must be positive"));
@@ -195,7 +196,13 @@ pub fn sample_from(
     }
     stats.generated_tokens = out.iter().map(|c| c.tokens.len()).sum();
     tracing::debug!(?stats, "sampled");
-    Ok((out, stats))
+    // `out` is ordered prompt by prompt, G completions each.
+    let mut completions = out.into_iter();
+    let groups = prompts
+        .iter()
+        .map(|_| completions.by_ref().take(group_size).collect())
+        .collect();
+    Ok((groups, stats))
 }
 
 /// One decoding row: which completion it is and what it has produced.

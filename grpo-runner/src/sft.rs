@@ -2,8 +2,9 @@
 //! writes `<think>…</think><answer>…</answer>` before reinforcement learning starts (the small
 //! "cold start" of the R1 recipe).
 //!
-//! Solutions are generated from a math task's prompt and reference answer. For a chain of
-//! additions and subtractions such as `What is 47 - 12 + 8?` there are two styles:
+//! Solutions come from the worked solution a generated math task carries in its metadata
+//! (`grpo tasks generate arith` stores it; imported tasks have none and are left out). For a
+//! problem such as `What is 47 - 12 + 8?` there are two styles:
 //!
 //! - *worked*: one step at a time, `<think>47-12=35,35+8=43</think><answer>43</answer>`;
 //! - *direct*: the whole chain at once, `<think>47-12+8=43</think><answer>43</answer>`.
@@ -30,7 +31,7 @@ use crate::model::Model;
 use crate::optim::{AdamW, AdamWConfig};
 use crate::schedule::{Schedule, ScheduleKind};
 use crate::tokenizer::{CHAR_EOS, Tokenizer};
-use grpo_tasks::CodeTask;
+use grpo_tasks::{CodeTask, MathTask};
 
 /// The tags of the R1-Zero answer format, single tokens in [`format_tokenizer`].
 pub const FORMAT_TAGS: [&str; 4] = ["<think>", "</think>", "<answer>", "</answer>"];
@@ -65,73 +66,45 @@ pub fn format_tokenizer(texts: &[&str]) -> Result<Tokenizer> {
     Tokenizer::new(inner, Some(CHAR_EOS.into()), None, None)
 }
 
-/// The operands and signs of a `+`/`-` chain such as `47 - 12 + 8`.
-fn parse_chain(text: &str) -> Option<(Vec<i64>, Vec<char>)> {
-    let mut numbers = Vec::new();
-    let mut ops = Vec::new();
-    let mut current = String::new();
-    for c in text.chars().filter(|c| !c.is_whitespace()) {
-        match c {
-            '0'..='9' => current.push(c),
-            '+' | '-' if !current.is_empty() => {
-                numbers.push(current.parse().ok()?);
-                current.clear();
-                ops.push(c);
-            }
-            _ => return None,
-        }
-    }
-    numbers.push(current.parse().ok()?);
-    (numbers.len() == ops.len() + 1).then_some((numbers, ops))
-}
-
-/// A solution in the warm-up format for a problem `What is <chain>?` whose reference answer is
-/// `answer`, worked step by step or direct (see the module docs); `None` when the prompt is not
-/// such a chain or its value is not `answer`.
+/// A math task's warm-up solution in the answer format, worked step by step or direct (see
+/// the module docs), from the solution its generator stored in the metadata (`work` and
+/// `expression`, as `grpo tasks generate arith` writes them); `None` for a task without one,
+/// or whose stored work does not end at its reference answer.
 ///
 /// ```
 /// use grpo_runner::sft::solution;
+/// use grpo_tasks::MathTask;
+/// let task: MathTask = serde_json::from_str(r#"{"id":"a","prompt":"What is 47 - 12 + 8?",
+///     "answer":"43","metadata":{"expression":"47-12+8","work":["47-12=35","35+8=43"]}}"#)?;
 /// assert_eq!(
-///     solution("What is 47 - 12 + 8?", "43", true).as_deref(),
+///     solution(&task, true).as_deref(),
 ///     Some("<think>47-12=35,35+8=43</think><answer>43</answer>")
 /// );
 /// assert_eq!(
-///     solution("What is 47 - 12 + 8?", "43", false).as_deref(),
+///     solution(&task, false).as_deref(),
 ///     Some("<think>47-12+8=43</think><answer>43</answer>")
 /// );
+/// # Ok::<(), serde_json::Error>(())
 /// ```
-pub fn solution(prompt: &str, answer: &str, worked: bool) -> Option<String> {
-    let chain = prompt
-        .trim()
-        .strip_prefix("What is")?
-        .trim()
-        .strip_suffix('?')?;
-    let (numbers, ops) = parse_chain(chain)?;
-    let mut value = numbers[0];
-    let mut steps = Vec::new();
-    for (op, &n) in ops.iter().zip(&numbers[1..]) {
-        let before = value;
-        value = if *op == '+' {
-            value.checked_add(n)?
-        } else {
-            value.checked_sub(n)?
-        };
-        steps.push(format!("{before}{op}{n}={value}"));
-    }
-    if value.to_string() != answer.trim() {
+pub fn solution(task: &MathTask, worked: bool) -> Option<String> {
+    let metadata = task.metadata.as_ref()?;
+    let answer = task.answer.trim();
+    let work: Vec<&str> = metadata
+        .get("work")?
+        .as_array()?
+        .iter()
+        .map(serde_json::Value::as_str)
+        .collect::<Option<_>>()?;
+    let (_, value) = work.last()?.rsplit_once('=')?;
+    if value != answer {
         return None;
     }
     let think = if worked {
-        steps.join(",")
+        work.join(",")
     } else {
-        let mut whole = numbers[0].to_string();
-        for (op, n) in ops.iter().zip(&numbers[1..]) {
-            whole.push(*op);
-            whole.push_str(&n.to_string());
-        }
-        format!("{whole}={value}")
+        format!("{}={answer}", metadata.get("expression")?.as_str()?)
     };
-    Some(format!("<think>{think}</think><answer>{value}</answer>"))
+    Some(format!("<think>{think}</think><answer>{answer}</answer>"))
 }
 
 /// The short plan a code task's warm-up solution thinks with: the task's `metadata.plan`
@@ -293,47 +266,88 @@ pub fn warm_up(
 mod tests {
     use super::*;
 
+    /// A math task carrying the solution the generator would store for `expression`.
+    fn generated(expression: &str, answer: &str) -> MathTask {
+        let expr = grpo_tasks::expr::Expr::parse(expression).unwrap();
+        let compact: String = expression.chars().filter(|c| !c.is_whitespace()).collect();
+        serde_json::from_value(serde_json::json!({
+            "id": "t", "prompt": format!("What is {expression}?"), "answer": answer,
+            "metadata": {"expression": compact, "work": expr.work().unwrap()},
+        }))
+        .unwrap()
+    }
+
     #[test]
-    fn solutions_for_a_table_of_prompts() {
+    fn solutions_for_a_table_of_problems() {
         let cases: &[(&str, &str, bool, Option<&str>)] = &[
             (
-                "What is 5 + 7?",
+                "5 + 7",
                 "12",
                 true,
                 Some("<think>5+7=12</think><answer>12</answer>"),
             ),
             (
-                "What is 5 + 7?",
+                "5 + 7",
                 "12",
                 false,
                 Some("<think>5+7=12</think><answer>12</answer>"),
             ),
             (
-                "What is 90 - 45 - 45?",
+                "90 - 45 - 45",
                 "0",
                 true,
                 Some("<think>90-45=45,45-45=0</think><answer>0</answer>"),
             ),
             (
-                "What is 3 - 5 + 9?",
+                "3 - 5 + 9",
                 "7",
                 true,
                 Some("<think>3-5=-2,-2+9=7</think><answer>7</answer>"),
             ),
+            (
+                "3 - 5 + 9",
+                "7",
+                false,
+                Some("<think>3-5+9=7</think><answer>7</answer>"),
+            ),
+            (
+                "35 - 7 * 9",
+                "-28",
+                true,
+                Some("<think>7*9=63,35-63=-28</think><answer>-28</answer>"),
+            ),
             // A wrong reference answer: no solution rather than a false one.
-            ("What is 5 + 7?", "13", true, None),
-            // Not a +/- chain.
-            ("What is 6 * 7?", "42", true, None),
-            ("Compute 5 + 7.", "12", true, None),
-            ("What is ?", "0", true, None),
-            ("What is 5 + + 7?", "12", true, None),
+            ("5 + 7", "13", true, None),
         ];
-        for &(prompt, answer, worked, want) in cases {
+        for &(expression, answer, worked, want) in cases {
+            let task = generated(expression, answer);
             assert_eq!(
-                solution(prompt, answer, worked).as_deref(),
+                solution(&task, worked).as_deref(),
                 want,
-                "{prompt} {worked}"
+                "{expression} {worked}"
             );
+        }
+        // Tasks without a stored solution, or with a malformed one, get none.
+        let mut bare = generated("5 + 7", "12");
+        bare.metadata = None;
+        assert_eq!(solution(&bare, true), None);
+        let mut broken = generated("5 + 7", "12");
+        broken.metadata.as_mut().unwrap()["work"] = serde_json::json!([1, 2]);
+        assert_eq!(solution(&broken, true), None);
+    }
+
+    #[test]
+    fn every_builtin_arith_task_has_its_solution() {
+        for name in ["arith", "arith-digits"] {
+            let pack = grpo_tasks::Pack::load(&format!("builtin:{name}")).unwrap();
+            for task in pack.tasks() {
+                let grpo_tasks::Task::Math(m) = task else {
+                    panic!("{name}: {} is not math", task.id());
+                };
+                let worked = solution(m, true).unwrap_or_else(|| panic!("{name}: {}", m.id));
+                assert!(worked.ends_with(&format!("<answer>{}</answer>", m.answer)));
+                assert!(solution(m, false).is_some(), "{name}: {}", m.id);
+            }
         }
     }
 

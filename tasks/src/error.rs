@@ -154,6 +154,14 @@ pub enum ExprError {
     /// A division by zero during exact evaluation.
     #[error("division by zero")]
     DivisionByZero,
+    /// Longer than the parser reads.
+    #[error("expression of {len} bytes is longer than the cap of {max} bytes")]
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The cap.
+        max: usize,
+    },
     /// Nesting deeper than the parser allows.
     #[error("expression nested deeper than {max} levels")]
     TooDeep {

@@ -3,7 +3,8 @@
 //! An expression is integers combined with `+ - * /` (also `×` and `÷`), parentheses and
 //! unary minus, evaluated exactly in rationals (`6 / 4` is `3/2`, never `1`). The countdown
 //! generator builds its references with it, pack validation checks references with it, and
-//! the countdown reward in `grpo-rewards` parses completions with it. [`solve`] finds an
+//! the countdown reward in `grpo-rewards` parses completions with it: one language, one
+//! parser, capped at [`MAX_LEN`] bytes and [`MAX_DEPTH`] levels. [`solve`] finds an
 //! expression for a countdown puzzle by exhaustive search, proving the puzzle solvable.
 //!
 //! ```
@@ -20,12 +21,15 @@ use std::fmt;
 
 use num_bigint::BigInt;
 use num_rational::BigRational;
-use num_traits::{ToPrimitive, Zero};
+use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::error::ExprError;
 
 /// The deepest nesting the parser accepts (parentheses and unary minus together).
 pub const MAX_DEPTH: usize = 200;
+/// The longest expression the parser reads, in bytes (a countdown answer is a few dozen; the
+/// cap keeps every parse, evaluation and drop of the tree shallow and quick).
+pub const MAX_LEN: usize = 1_000;
 
 /// A binary operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -75,6 +79,12 @@ pub enum Expr {
 impl Expr {
     /// Parses an expression; the whole input must be one expression.
     pub fn parse(text: &str) -> Result<Expr, ExprError> {
+        if text.len() > MAX_LEN {
+            return Err(ExprError::TooLong {
+                len: text.len(),
+                max: MAX_LEN,
+            });
+        }
         let tokens = tokenize(text)?;
         if tokens.is_empty() {
             return Err(ExprError::Empty);
@@ -103,6 +113,43 @@ impl Expr {
             Expr::Bin(op, a, b) => op
                 .apply(&a.eval()?, &b.eval()?)
                 .ok_or(ExprError::DivisionByZero),
+        }
+    }
+
+    /// The worked solution: every operation in evaluation order (left operand first), written
+    /// `a op b = value` without spaces, a negative operand in parentheses.
+    ///
+    /// ```
+    /// use grpo_tasks::expr::Expr;
+    /// let e = Expr::parse("47 - 12 + 8").unwrap();
+    /// assert_eq!(e.work().unwrap(), ["47-12=35", "35+8=43"]);
+    /// let e = Expr::parse("(84 - 12) / (3 - 5)").unwrap();
+    /// assert_eq!(e.work().unwrap(), ["84-12=72", "3-5=-2", "72/(-2)=-36"]);
+    /// ```
+    pub fn work(&self) -> Result<Vec<String>, ExprError> {
+        let mut steps = Vec::new();
+        self.eval_recording(&mut steps)?;
+        Ok(steps)
+    }
+
+    fn eval_recording(&self, steps: &mut Vec<String>) -> Result<BigRational, ExprError> {
+        match self {
+            Expr::Num(n) => Ok(BigRational::from_integer(n.clone())),
+            Expr::Neg(e) => Ok(-e.eval_recording(steps)?),
+            Expr::Bin(op, a, b) => {
+                let x = a.eval_recording(steps)?;
+                let y = b.eval_recording(steps)?;
+                let value = op.apply(&x, &y).ok_or(ExprError::DivisionByZero)?;
+                let shown = |v: &BigRational| {
+                    if v.is_negative() {
+                        format!("({v})")
+                    } else {
+                        v.to_string()
+                    }
+                };
+                steps.push(format!("{}{}{}={value}", x, op.symbol(), shown(&y)));
+                Ok(value)
+            }
         }
     }
 
@@ -495,11 +542,62 @@ mod tests {
             let err = Expr::parse(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
-        let deep = format!("{}1{}", "(".repeat(500), ")".repeat(500));
+        let deep = format!("{}1{}", "(".repeat(300), ")".repeat(300));
         assert_eq!(
             Expr::parse(&deep),
             Err(ExprError::TooDeep { max: MAX_DEPTH })
         );
+        // A chain as long as the cap allows parses, evaluates and drops; one byte more is refused.
+        let chain = format!("1{}", "+1".repeat((MAX_LEN - 1) / 2));
+        assert_eq!(
+            Expr::parse(&chain).unwrap().eval().unwrap().to_string(),
+            "500"
+        );
+        let longer = format!("{chain}+1");
+        assert_eq!(
+            Expr::parse(&longer),
+            Err(ExprError::TooLong {
+                len: MAX_LEN + 1,
+                max: MAX_LEN
+            })
+        );
+    }
+
+    #[test]
+    fn evaluates_exactly_with_literals_in_order() {
+        let cases: &[(&str, &str, &[i64])] = &[
+            ("1+2", "3", &[1, 2]),
+            ("(25-5)*4/8", "10", &[25, 5, 4, 8]),
+            ("7/2", "7/2", &[7, 2]),
+            ("7 / 2 * 2", "7", &[7, 2, 2]),
+            ("8 / (3 - 8 / 3)", "24", &[8, 3, 8, 3]),
+            ("2*(3+4)", "14", &[2, 3, 4]),
+            ("-3+5", "2", &[3, 5]),
+            ("10 - 2 - 3", "5", &[10, 2, 3]),
+            ("3 × 4 ÷ 6", "2", &[3, 4, 6]),
+            ("((((1))))", "1", &[1]),
+            (
+                "99999999999999999999 - 99999999999999999998",
+                "1",
+                &[i64::MAX, i64::MAX],
+            ),
+        ];
+        for (src, value, literals) in cases {
+            let e = Expr::parse(src).unwrap();
+            assert_eq!(e.eval().unwrap().to_string(), *value, "{src}");
+            assert_eq!(e.literals(), *literals, "{src}");
+        }
+    }
+
+    #[test]
+    fn only_the_grammar_parses() {
+        for bad in [
+            "2(3)", "2^3", "1.5", "x+1", "3!", "2**3", "1 + + ", "√4", "1e3",
+        ] {
+            assert!(Expr::parse(bad).is_err(), "{bad}");
+        }
+        // Unary minus chains are fine; `**` is not a power.
+        assert_eq!(Expr::parse("--2").unwrap().eval().unwrap().to_string(), "2");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! A task pack is a set of problems, one JSON object per line, whose answers a program can
 //! check: math problems with a reference answer, code problems with tests, and countdown
 //! puzzles. This crate owns
-//! - the schema ([`Task`]) and strict loading ([`Pack::load`]): every problem of a pack is
+//! - the schema ([`Task`], read with the field at fault by [`read`]) and strict loading ([`Pack::load`]): every problem of a pack is
 //!   reported at once, with file, line and field, because a pack that fails on line 9,000 of
 //!   a long run wastes the run;
 //! - prompt templates ([`Template`]): R1-Zero, compact, plain, and custom with placeholders;
@@ -32,6 +32,7 @@ pub mod expr;
 pub mod generate;
 pub mod import;
 pub mod pack;
+pub mod read;
 pub mod task;
 pub mod template;
 pub mod validate;

@@ -7,11 +7,13 @@
 //!   after its stem;
 //! - `builtin:NAME`: a pack compiled into the crate (see [`crate::builtin`]).
 //!
-//! Loading is strict and complete: each line is checked field by field against the schema
-//! (unknown fields, missing fields, wrong types, unknown kinds, broken JSON), then for meaning
-//! (empty prompts, countdown references that miss their target, empty test lists), then ids
-//! are checked for duplicates across the whole pack. Every problem is collected with its file,
-//! line and field, and [`Pack::load`] returns them all at once in [`PackError::Invalid`].
+//! Loading is strict and complete: each line is read by the serde types ([`crate::read`]:
+//! unknown fields, missing fields, wrong types, unknown kinds, broken JSON; the first such
+//! problem of a line, with its field), then checked for meaning by [`Task::validate`] (every
+//! empty prompt, countdown reference that misses its target, empty test list), then ids are
+//! checked for duplicates across the whole pack. Every problem of every line is collected with
+//! its file, line and field, and [`Pack::load`] returns them all at once in
+//! [`PackError::Invalid`].
 //!
 //! ```
 //! use grpo_tasks::Pack;
@@ -21,7 +23,7 @@
 //!
 //! let bad = "{\"id\":\"a\",\"kind\":\"math\",\"prompt\":\"1+1\"}\n";
 //! let err = Pack::from_jsonl_str("bad.jsonl", bad).unwrap_err();
-//! assert_eq!(err.problems()[0].to_string(), "bad.jsonl:1: field `answer` (task a): missing required field");
+//! assert_eq!(err.problems()[0].to_string(), "bad.jsonl:1: field `answer` (task a): missing field `answer`");
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,10 +31,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::builtin;
 use crate::error::{PackError, Problem};
+use crate::read;
 use crate::task::Task;
 use crate::template::Template;
 
@@ -541,18 +544,10 @@ pub(crate) fn parse_jsonl(
             }
         };
         let task_id = value.get("id").and_then(Value::as_str).map(str::to_owned);
-        let schema_problems = check_schema(&value);
-        if !schema_problems.is_empty() {
-            for (field, message) in schema_problems {
-                problems.push(problem(field, task_id.clone(), message));
-            }
-            continue;
-        }
-        let task: Task = match serde_json::from_value(value) {
+        let task = match read::task_from_value(value) {
             Ok(t) => t,
             Err(e) => {
-                // The schema check mirrors serde's rules; this is a safety net.
-                problems.push(problem(None, task_id, e.to_string()));
+                problems.push(problem(e.field, task_id, e.message));
                 continue;
             }
         };
@@ -594,282 +589,6 @@ fn check_duplicates<'a>(
         } else {
             first.insert(task.id(), here);
         }
-    }
-}
-
-// ---- the schema, field by field ---------------------------------------------------------
-
-#[derive(Clone, Copy)]
-enum Ty {
-    Str,
-    Int,
-    UInt,
-    Bool,
-    Num,
-    Obj,
-    Any,
-    StrList,
-    IntList,
-    AnyList,
-    Tests,
-    StdioCases,
-    CallCases,
-}
-
-impl Ty {
-    fn name(self) -> &'static str {
-        match self {
-            Ty::Str => "a string",
-            Ty::Int => "an integer",
-            Ty::UInt => "a non-negative integer",
-            Ty::Bool => "true or false",
-            Ty::Num => "a number",
-            Ty::Obj => "an object",
-            Ty::Any => "any JSON value",
-            Ty::StrList => "an array of strings",
-            Ty::IntList => "an array of integers",
-            Ty::AnyList => "an array",
-            Ty::Tests => "a tests object",
-            Ty::StdioCases | Ty::CallCases => "an array of case objects",
-        }
-    }
-}
-
-type Field = (&'static str, bool, Ty);
-
-const COMMON: [Field; 4] = [
-    ("id", true, Ty::Str),
-    ("kind", true, Ty::Str),
-    ("prompt", true, Ty::Str),
-    ("metadata", false, Ty::Obj),
-];
-const MATH: [Field; 2] = [
-    ("answer", true, Ty::Str),
-    ("alternatives", false, Ty::StrList),
-];
-const COUNTDOWN: [Field; 4] = [
-    ("numbers", true, Ty::IntList),
-    ("target", true, Ty::Int),
-    ("use_all", false, Ty::Bool),
-    ("reference", false, Ty::Str),
-];
-const CODE: [Field; 6] = [
-    ("language", true, Ty::Str),
-    ("mode", true, Ty::Str),
-    ("tests", true, Ty::Tests),
-    ("reference", false, Ty::Str),
-    ("time_limit_ms", false, Ty::UInt),
-    ("memory_mb", false, Ty::UInt),
-];
-const ASSERT: [Field; 3] = [
-    ("type", true, Ty::Str),
-    ("code", true, Ty::Str),
-    ("entry_point", false, Ty::Str),
-];
-const STDIO: [Field; 3] = [
-    ("type", true, Ty::Str),
-    ("cases", true, Ty::StdioCases),
-    ("float_tolerance", false, Ty::Num),
-];
-const CALL: [Field; 4] = [
-    ("type", true, Ty::Str),
-    ("entry_point", true, Ty::Str),
-    ("cases", true, Ty::CallCases),
-    ("float_tolerance", false, Ty::Num),
-];
-const STDIO_CASE: [Field; 2] = [("stdin", true, Ty::Str), ("stdout", true, Ty::Str)];
-const CALL_CASE: [Field; 2] = [("args", true, Ty::AnyList), ("expected", true, Ty::Any)];
-
-type FieldProblems = Vec<(Option<String>, String)>;
-
-/// Checks one JSON line against the schema, returning every (field, message) problem.
-fn check_schema(value: &Value) -> FieldProblems {
-    let mut out = Vec::new();
-    let Some(obj) = value.as_object() else {
-        out.push((
-            None,
-            format!("a task must be a JSON object, found {}", json_type(value)),
-        ));
-        return out;
-    };
-    let kind_fields: &[Field] = match obj.get("kind") {
-        // Missing or non-string: reported by `check_object` below with the common fields.
-        None => &[],
-        Some(Value::String(k)) => match k.as_str() {
-            "math" => &MATH,
-            "countdown" => &COUNTDOWN,
-            "code" => &CODE,
-            other => {
-                out.push((
-                    Some("kind".into()),
-                    format!("unknown kind `{other}` (expected math, code or countdown)"),
-                ));
-                &[]
-            }
-        },
-        Some(_) => &[],
-    };
-    let known_kind = !kind_fields.is_empty();
-    let fields: Vec<Field> = COMMON.iter().chain(kind_fields).copied().collect();
-    // With an unknown kind, only the common fields can be judged.
-    check_object("", obj, &fields, !known_kind, &mut out);
-    if known_kind {
-        if let Some(Value::String(lang)) = obj.get("language")
-            && lang != "python"
-        {
-            out.push((
-                Some("language".into()),
-                format!("unknown language `{lang}` (expected python)"),
-            ));
-        }
-        if let Some(Value::String(mode)) = obj.get("mode")
-            && mode != "prefix"
-            && mode != "full"
-        {
-            out.push((
-                Some("mode".into()),
-                format!("unknown mode `{mode}` (expected prefix or full)"),
-            ));
-        }
-    }
-    out
-}
-
-fn check_object(
-    path: &str,
-    obj: &Map<String, Value>,
-    fields: &[Field],
-    lenient: bool,
-    out: &mut FieldProblems,
-) {
-    let join = |name: &str| {
-        if path.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{path}.{name}")
-        }
-    };
-    for &(name, required, ty) in fields {
-        match obj.get(name) {
-            None if required => out.push((Some(join(name)), "missing required field".into())),
-            None => {}
-            Some(v) => check_value(&join(name), v, ty, out),
-        }
-    }
-    if lenient {
-        return;
-    }
-    for key in obj.keys() {
-        if !fields.iter().any(|(name, _, _)| name == key) {
-            let allowed: Vec<&str> = fields.iter().map(|(n, _, _)| *n).collect();
-            out.push((
-                Some(join(key)),
-                format!(
-                    "unknown field (allowed here: {}; put extra data under `metadata`)",
-                    allowed.join(", ")
-                ),
-            ));
-        }
-    }
-}
-
-fn check_value(path: &str, v: &Value, ty: Ty, out: &mut FieldProblems) {
-    let ok = match ty {
-        Ty::Str => v.is_string(),
-        Ty::Int => v.is_i64(),
-        Ty::UInt => v.is_u64(),
-        Ty::Bool => v.is_boolean(),
-        Ty::Num => v.is_number(),
-        Ty::Obj => v.is_object(),
-        Ty::Any => true,
-        Ty::AnyList => v.is_array(),
-        Ty::StrList | Ty::IntList | Ty::StdioCases | Ty::CallCases => {
-            let Some(items) = v.as_array() else {
-                out.push((
-                    Some(path.to_owned()),
-                    format!("expected {}, found {}", ty.name(), json_type(v)),
-                ));
-                return;
-            };
-            for (i, item) in items.iter().enumerate() {
-                let item_path = format!("{path}[{i}]");
-                match ty {
-                    Ty::StrList => check_value(&item_path, item, Ty::Str, out),
-                    Ty::IntList => check_value(&item_path, item, Ty::Int, out),
-                    Ty::StdioCases | Ty::CallCases => match item.as_object() {
-                        Some(obj) => {
-                            let fields: &[Field] = if matches!(ty, Ty::StdioCases) {
-                                &STDIO_CASE
-                            } else {
-                                &CALL_CASE
-                            };
-                            check_object(&item_path, obj, fields, false, out);
-                        }
-                        None => out.push((
-                            Some(item_path),
-                            format!("expected a case object, found {}", json_type(item)),
-                        )),
-                    },
-                    _ => {}
-                }
-            }
-            return;
-        }
-        Ty::Tests => {
-            let Some(obj) = v.as_object() else {
-                out.push((
-                    Some(path.to_owned()),
-                    format!("expected a tests object, found {}", json_type(v)),
-                ));
-                return;
-            };
-            let fields: &[Field] = match obj.get("type").and_then(Value::as_str) {
-                Some("assert") => &ASSERT,
-                Some("stdio") => &STDIO,
-                Some("call") => &CALL,
-                Some(other) => {
-                    out.push((
-                        Some(format!("{path}.type")),
-                        format!("unknown tests type `{other}` (expected assert, stdio or call)"),
-                    ));
-                    return;
-                }
-                None => {
-                    out.push((
-                        Some(format!("{path}.type")),
-                        "missing or non-string tests type (assert, stdio or call)".into(),
-                    ));
-                    return;
-                }
-            };
-            check_object(path, obj, fields, false, out);
-            return;
-        }
-    };
-    if !ok {
-        let extra = match (ty, v) {
-            (Ty::Int | Ty::UInt, Value::Number(n)) if !n.is_i64() && !n.is_u64() => {
-                " (not an integer)"
-            }
-            (Ty::UInt, Value::Number(_)) => " (negative)",
-            _ => "",
-        };
-        out.push((
-            Some(path.to_owned()),
-            format!("expected {}, found {}{extra}", ty.name(), json_type(v)),
-        ));
-    }
-}
-
-fn json_type(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("{b}"),
-        Value::Number(n) => format!("number {n}"),
-        Value::String(s) if s.chars().count() > 20 => "a string".into(),
-        Value::String(s) => format!("string {s:?}"),
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
     }
 }
 

@@ -95,6 +95,27 @@ impl Limits {
     }
 }
 
+/// How per-test outcomes become a reward value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Credit {
+    /// 1 when every test passes, else 0.
+    #[default]
+    Binary,
+    /// The fraction of test cases passed (an assert block counts as one case).
+    Partial,
+}
+
+/// The most a task's own `time_limit_ms` and `memory_mb` may ask for: larger values are
+/// clamped to these (the HTTP service's `max_run_timeout_s` and `max_memory_mb`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitCaps {
+    /// The largest time limit, in milliseconds.
+    pub time_limit_ms: u64,
+    /// The largest memory cap, in MiB.
+    pub memory_mb: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

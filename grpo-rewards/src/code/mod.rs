@@ -2,19 +2,32 @@
 //!
 //! (The threat model and the capability sheet are in `README.md` beside this file, included
 //! below.)
-#![doc = include_str!("README.md")]
+#![cfg_attr(feature = "sandbox", doc = include_str!("README.md"))]
 
 pub mod error;
 pub mod extract;
+#[cfg(feature = "sandbox")]
 pub mod harness;
 pub mod limits;
+#[cfg(feature = "sandbox")]
 pub mod reward;
+#[cfg(feature = "sandbox")]
 pub mod runtime;
+#[cfg(feature = "sandbox")]
 pub mod sandbox;
 
 pub use error::SandboxError;
 pub use extract::{extract_code, program_for};
-pub use limits::Limits;
-pub use reward::{CodeReward, Credit, LimitCaps, check_reference, first_difference};
+pub use limits::{Credit, LimitCaps, Limits};
+#[cfg(feature = "sandbox")]
+pub use reward::{CodeReward, check_reference, first_difference};
+#[cfg(feature = "sandbox")]
 pub use runtime::{Allocator, EngineOptions};
+#[cfg(feature = "sandbox")]
 pub use sandbox::{Sandbox, SandboxOptions};
+
+/// Built without the `sandbox` feature, no sandbox can exist: this type has no values, so
+/// `Scoring::build(None)` is the only call there is, and a code task is a fault (never a 0).
+#[cfg(not(feature = "sandbox"))]
+#[derive(Debug, Clone)]
+pub enum Sandbox {}

@@ -5,22 +5,11 @@ use grpo_tasks::{CodeTask, CodeTests, StdioCase, Task};
 
 use super::extract::program_for;
 use super::harness::{self, Report};
-use super::limits::Limits;
+use super::limits::{Credit, LimitCaps, Limits};
 use super::sandbox::Sandbox;
 use crate::error::{Result, RewardError};
 use crate::result::{RunResult, RunStatus, TestOutcome, Verdict, VerdictKind};
 use crate::reward::{Reward, Score};
-
-/// How per-test outcomes become a reward value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Credit {
-    /// 1 when every test passes, else 0.
-    #[default]
-    Binary,
-    /// The fraction of test cases passed (an assert block counts as one case).
-    Partial,
-}
 
 /// The accuracy reward for code tasks (name `accuracy`); `None` for other kinds of task.
 ///
@@ -34,16 +23,6 @@ pub struct CodeReward {
     limits: Limits,
     caps: Option<LimitCaps>,
     credit: Credit,
-}
-
-/// The most a task's own `time_limit_ms` and `memory_mb` may ask for: larger values are
-/// clamped to these (the HTTP service's `max_run_timeout_s` and `max_memory_mb`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LimitCaps {
-    /// The largest time limit, in milliseconds.
-    pub time_limit_ms: u64,
-    /// The largest memory cap, in MiB.
-    pub memory_mb: u64,
 }
 
 impl CodeReward {

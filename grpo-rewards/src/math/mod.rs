@@ -15,7 +15,6 @@
 //! - [`relation`] (labelled answers, chains, inequalities), [`matrix`] (matrix arithmetic),
 //!   [`rounding`] (a decimal for an exact value) and [`plusminus`] (`±`) are the parts of
 //!   [`equiv`] with rules of their own.
-//! - [`arith`] is the strict integer-arithmetic evaluator the countdown reward uses.
 //!
 //! Nothing here panics or hangs on any input: huge exponents (`10^{10^{10}}`), huge
 //! factorials, deep nesting and megabyte strings give a verdict quickly.
@@ -35,7 +34,6 @@
 //! `cargo run --release -p grpo-benches --bin math_fuzz -- --inputs 10000000` fuzzes the
 //! parser and the checker with generated and mutated inputs.
 
-pub mod arith;
 pub mod equiv;
 pub mod eval;
 pub mod extract;

@@ -98,8 +98,10 @@ impl ScoreRequest {
         let (task, default_credit) = match (&self.task, &self.ground_truth, &self.verification_info)
         {
             (Some(task), None, None) => {
-                let task: Task = serde_json::from_value(task.clone())
-                    .map_err(|e| ApiError::invalid(format!("`task`: {e}")))?;
+                let task = grpo_tasks::read::task_from_value(task.clone()).map_err(|e| {
+                    let field = e.field.map_or("task".to_owned(), |f| format!("task.{f}"));
+                    ApiError::invalid(format!("`{field}`: {}", e.message))
+                })?;
                 (task, Credit::Binary)
             }
             (None, Some(gt), None) => (from_ground_truth(gt, &id)?, Credit::Binary),

@@ -6,7 +6,11 @@ mod math;
 mod math_forms;
 mod math_fuzz;
 mod math_rules;
+#[cfg(feature = "sandbox")]
 mod sandbox;
+#[cfg(feature = "sandbox")]
 mod sandbox_humaneval;
+#[cfg(feature = "sandbox")]
 mod sandbox_throughput;
+#[cfg(feature = "service")]
 mod service;

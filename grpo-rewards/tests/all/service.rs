@@ -509,6 +509,13 @@ mod contract {
             (json!({"time_limit_ms": 0}), "task.time_limit_ms"),
             (json!({"memory_mb": 8}), "task.memory_mb"),
             (json!({"prompt": " "}), "task.prompt"),
+            // Schema problems name the field too, inside the tagged tests as well.
+            (json!({"memory_mb": -1}), "task.memory_mb"),
+            (
+                json!({"tests": {"type": "stdio", "cases": [{"stdin": ""}]}}),
+                "task.tests.cases[0].stdout",
+            ),
+            (json!({"tests": {"type": "fuzz"}}), "task.tests.type"),
         ] {
             let body = json!({"task": loop_task(extra), "completions": ["print(1)"]});
             let r = server.post("/v1/score", body).await;

@@ -21,16 +21,16 @@
 //! [`Trainer::run`] adds the supervised warm-up, held-out evaluations (greedy, accuracy
 //! verdict only), checkpoints and the run directory's files around the steps.
 //!
-//! Files: `setup.rs` (pack and sandbox), `rollout.rs` (sample and score), `update.rs` (the
-//! policy update), `evaluate.rs` (held-out evaluation); the step, the run and the report of
-//! each step are here.
+//! Files: `setup.rs` (pack and sandbox), `rollout.rs` (sample and score into groups),
+//! `update.rs` (the policy update), `report.rs` (a step's records), `evaluate.rs` (held-out
+//! evaluation); the step and the run are here.
 
 mod evaluate;
+mod report;
 mod rollout;
 mod setup;
 mod update;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -46,13 +46,13 @@ use crate::checkpoint::{self, RngState, TrainState};
 use crate::config::TrainConfig;
 use crate::error::{Error, Result};
 use crate::eval::encode_prompt;
-use crate::metrics::{EvalRecord, Event, SampleRecord, StepRecord, mean_std};
+use crate::metrics::{EvalRecord, Event, SampleRecord, StepRecord};
 use crate::model::Model;
 use crate::optim::AdamW;
 use crate::report::RunDir;
-use crate::sampler::FinishReason;
 use crate::sft::{self, WarmupProblem, WarmupReport};
 use crate::tokenizer::Tokenizer;
+use report::{StepFacts, StepTally, UpdateOutcome};
 use rollout::Group;
 use setup::{load_tasks, sandbox_for};
 
@@ -126,7 +126,7 @@ impl Trainer {
         let (train_tasks, eval_tasks, manifest) = load_tasks(&config)?;
         config.resolve_from_pack(&manifest);
         config.validate()?;
-        let template = config.template(&manifest)?;
+        let template = config.template(&manifest);
         let device = Device::Cpu;
         let (policy, tokenizer) = match config.model_path() {
             None => {
@@ -208,7 +208,7 @@ impl Trainer {
         eval_tasks: Vec<Task>,
     ) -> Result<Self> {
         crate::cpu::flush_denormals_to_zero();
-        let template = config.template(manifest)?;
+        let template = config.template(manifest);
         let optimizer = AdamW::new(policy.named_vars(), config.optimizer.adamw())?;
         let sandbox = sandbox_for(&config, &[&train_tasks, &eval_tasks])?;
         let rewards = Arc::new(config.scoring(manifest)?.build(sandbox.clone())?);
@@ -332,8 +332,8 @@ impl Trainer {
             .filter_map(|task| match task {
                 Task::Math(m) => Some(WarmupProblem {
                     prompt: self.template.render(task),
-                    worked: sft::solution(&m.prompt, &m.answer, true)?,
-                    direct: sft::solution(&m.prompt, &m.answer, false)?,
+                    worked: sft::solution(m, true)?,
+                    direct: sft::solution(m, false)?,
                 }),
                 // Code: the reference solution, one style.
                 Task::Code(c) => {
@@ -374,163 +374,90 @@ impl Trainer {
         self.freeze_reference()?;
         self.step += 1;
         let step = self.step;
-        let cfg = self.config.clone();
-        let p = cfg.sampling.prompts_per_step;
-        let g = cfg.sampling.group_size;
+        let p = self.config.sampling.prompts_per_step;
+        let runs_before = self.sandbox.as_ref().map_or(0, Sandbox::runs_started);
 
         // sample → score (with refills under dynamic sampling)
-        let filter = cfg.algorithm.shaping.filter_zero_variance_groups;
+        let filter = self.config.algorithm.shaping.filter_zero_variance_groups;
+        let max_refills = self.config.update.max_refill_rounds as u64;
+        let mut tally = StepTally::default();
         let mut used: Vec<Group> = Vec::with_capacity(p);
-        let mut all_rewards = Vec::new();
-        let (mut correct, mut formatted, mut sampled) = (0usize, 0usize, 0usize);
-        let mut lengths = Vec::new();
-        let mut truncated = 0usize;
-        let (mut sampled_groups, mut tied_groups) = (0usize, 0usize);
-        let (mut sample_seconds, mut score_seconds, mut generated) = (0.0, 0.0, 0usize);
-        let mut scoring_seconds = 0.0;
-        let mut component_sums: BTreeMap<String, (f64, usize)> = Default::default();
-        let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
-        let mut fault_groups = 0usize;
-        let runs_before = self.sandbox.as_ref().map_or(0, Sandbox::runs_started);
         let mut round = 0u64;
         loop {
             let rollout = self.sample_and_score(p - used.len(), round)?;
-            sample_seconds += rollout.sample_seconds;
-            score_seconds += rollout.score_seconds;
-            scoring_seconds += rollout.scoring_seconds;
-            generated += rollout.generated_tokens;
-            fault_groups += rollout.fault_groups;
+            tally.add_round(&rollout);
             for group in rollout.groups {
-                sampled_groups += 1;
-                for (c, s) in group.completions.iter().zip(&group.scores) {
-                    sampled += 1;
-                    correct += usize::from(s.correct);
-                    *verdicts
-                        .entry(s.verdict.kind.as_str().to_owned())
-                        .or_insert(0) += 1;
-                    formatted += usize::from(s.rewards.get("format").is_some_and(|&v| v >= 1.0));
-                    lengths.push(c.tokens.len() as f64);
-                    truncated += usize::from(c.finish_reason == FinishReason::Length);
-                    for (name, v) in &s.rewards {
-                        let e = component_sums.entry(name.clone()).or_insert((0.0, 0));
-                        e.0 += v;
-                        e.1 += 1;
-                    }
-                }
-                all_rewards.extend_from_slice(&group.rewards);
-                let tied = group.rewards.iter().all(|&r| r == group.rewards[0]);
-                tied_groups += usize::from(tied);
-                if !(filter && tied) {
+                tally.add_group(&group);
+                if !(filter && group.is_tied()) {
                     used.push(group);
                 }
             }
-            if !filter || used.len() >= p || round as usize >= cfg.update.max_refill_rounds {
+            if !filter || used.len() >= p || round >= max_refills {
                 break;
             }
             round += 1;
         }
         used.truncate(p);
 
-        // advantages
-        let advantages: Vec<Vec<f64>> = if used.is_empty() {
-            Vec::new()
-        } else {
-            let flat: Vec<f64> = used
-                .iter()
-                .flat_map(|gr| gr.rewards.iter().copied())
-                .collect();
-            let rewards = Tensor::from_vec(flat, (used.len(), g), &Device::Cpu)?;
-            grpo_core::group_advantages(&rewards, &cfg.algorithm.advantage)?.to_vec2::<f64>()?
-        };
+        // advantages: one [groups, G] tensor from the shaped rewards to the loss
+        let advantages = self.advantages(&used)?;
 
         // update
         let update_start = Instant::now();
-        let lr = self.config.schedule().lr_at(step - 1, cfg.budget.steps);
-        let (metrics, grad_norm) = if used.is_empty() {
-            (StepMetrics::default(), 0.0)
-        } else {
-            self.update(&used, &advantages, lr)?
+        let lr = self
+            .config
+            .schedule()
+            .lr_at(step - 1, self.config.budget.steps);
+        let (metrics, grad_norm) = match &advantages {
+            Some(advantages) => self.update(&used, advantages, lr)?,
+            None => (StepMetrics::default(), 0.0),
         };
-        let update_seconds = update_start.elapsed().as_secs_f64();
-
-        // report
-        let samples: Vec<SampleRecord> = used
-            .iter()
-            .zip(&advantages)
-            .flat_map(|(gr, adv)| {
-                gr.texts
-                    .iter()
-                    .zip(&gr.scores)
-                    .zip(adv)
-                    .zip(&gr.rewards)
-                    .map(move |(((text, s), a), shaped)| SampleRecord {
-                        step,
-                        task_id: gr.task.id().to_string(),
-                        prompt: gr.prompt.clone(),
-                        completion: text.clone(),
-                        reward: s.reward,
-                        shaped_reward: *shaped,
-                        rewards: s.rewards.clone(),
-                        verdict: s.verdict.kind.as_str().to_string(),
-                        reason: s.verdict.reason.clone(),
-                        advantage: *a,
-                    })
-            })
-            .take(cfg.checkpoint.samples_per_step)
-            .collect();
-        let (reward_mean, reward_std) = mean_std(&all_rewards);
-        let trained_tokens: usize = used
-            .iter()
-            .flat_map(|gr| gr.completions.iter().map(|c| c.tokens.len()))
-            .sum();
-        let step_seconds = start.elapsed().as_secs_f64();
-        let frac = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        let sandbox_runs = self.sandbox.as_ref().map_or(0, Sandbox::runs_started) - runs_before;
-        let record = StepRecord {
-            step,
-            reward_mean,
-            reward_std,
-            rewards: component_sums
-                .into_iter()
-                .map(|(k, (s, n))| (k, s / n.max(1) as f64))
-                .collect(),
-            accuracy: frac(correct, sampled),
-            format_rate: frac(formatted, sampled),
-            loss: metrics.loss,
-            kl: metrics.kl,
-            clip_fraction_low: metrics.clip_fraction_low,
-            clip_fraction_high: metrics.clip_fraction_high,
-            mean_ratio: metrics.mean_ratio,
-            entropy: metrics.entropy,
-            completion_len_mean: mean_std(&lengths).0,
-            completion_len_min: lengths.iter().fold(usize::MAX, |m, &l| m.min(l as usize)),
-            completion_len_max: lengths.iter().fold(0, |m, &l| m.max(l as usize)),
-            truncated_fraction: frac(truncated, sampled),
-            zero_variance_group_fraction: frac(tied_groups, sampled_groups),
-            groups: used.len(),
-            refill_rounds: round as usize,
+        let update = UpdateOutcome {
+            metrics,
             grad_norm,
             lr,
-            sample_tokens_per_second: generated as f64 / sample_seconds.max(1e-9),
-            tokens_per_second: trained_tokens as f64 / step_seconds.max(1e-9),
-            sample_seconds,
-            score_seconds,
-            update_seconds,
-            step_seconds,
-            score_fraction: score_seconds / step_seconds.max(1e-9),
-            scoring_seconds,
-            verdicts,
-            fault_groups,
-            sandbox_runs,
-            sandbox_runs_per_second: if scoring_seconds > 0.0 {
-                sandbox_runs as f64 / scoring_seconds
-            } else {
-                0.0
-            },
-            stopped: None,
+            seconds: update_start.elapsed().as_secs_f64(),
         };
+
+        // report
+        let rows = match &advantages {
+            Some(advantages) => advantages.to_vec2::<f64>()?,
+            None => Vec::new(),
+        };
+        let samples =
+            report::sample_records(step, &used, &rows, self.config.checkpoint.samples_per_step);
+        let facts = StepFacts {
+            step,
+            used_groups: used.len(),
+            trained_tokens: used
+                .iter()
+                .flat_map(|gr| gr.completions.iter().map(|c| c.tokens.len()))
+                .sum(),
+            refill_rounds: round as usize,
+            sandbox_runs: self.sandbox.as_ref().map_or(0, Sandbox::runs_started) - runs_before,
+            step_seconds: start.elapsed().as_secs_f64(),
+        };
+        let record = tally.record(facts, update);
         tracing::debug!(?record, "step");
         Ok((record, samples))
+    }
+
+    /// Group-relative advantages of the shaped rewards, `[groups, G]` (f64, on the host);
+    /// `None` when no group is left to train on.
+    fn advantages(&self, used: &[Group]) -> Result<Option<Tensor>> {
+        if used.is_empty() {
+            return Ok(None);
+        }
+        let flat: Vec<f64> = used
+            .iter()
+            .flat_map(|gr| gr.rewards.iter().copied())
+            .collect();
+        let shape = (used.len(), self.config.sampling.group_size);
+        let rewards = Tensor::from_vec(flat, shape, &Device::Cpu)?;
+        Ok(Some(grpo_core::group_advantages(
+            &rewards,
+            &self.config.algorithm.advantage,
+        )?))
     }
 
     /// Writes a checkpoint of the current state under `root`.

@@ -32,6 +32,13 @@ pub(super) struct Group {
     pub(super) reference: Option<Vec<Vec<f32>>>,
 }
 
+impl Group {
+    /// Whether every completion got the same shaped reward (its advantages are all zero).
+    pub(super) fn is_tied(&self) -> bool {
+        self.rewards.iter().all(|&r| r == self.rewards[0])
+    }
+}
+
 /// What one round of sampling and scoring produced.
 pub(super) struct Rollout {
     pub(super) groups: Vec<Group>,
@@ -77,27 +84,26 @@ impl Trainer {
         };
         let per_piece = count.div_ceil(pieces);
         let retries = self.config.rewards.fault_retries;
-        let mut completions = Vec::with_capacity(count * g);
-        let mut texts = Vec::with_capacity(count * g);
+        // One entry per prompt: its G completions and their decoded texts.
+        let mut sampled: Vec<(Vec<Completion>, Vec<String>)> = Vec::with_capacity(count);
         let mut scoring = Vec::with_capacity(pieces);
         let mut sample_seconds = 0.0;
         let mut generated_tokens = 0;
         for (piece, ids) in prompt_ids.chunks(per_piece).enumerate() {
             let start = Instant::now();
             let first = piece * per_piece;
-            let (sampled, stats) = sample_from(&self.policy, ids, first, g, &sampling)?;
+            let (groups, stats) = sample_from(&self.policy, ids, first, g, &sampling)?;
             sample_seconds += start.elapsed().as_secs_f64();
             generated_tokens += stats.generated_tokens;
-            let from = texts.len();
-            for c in &sampled {
-                texts.push(self.tokenizer.decode(&c.tokens)?);
+            let mut jobs: Vec<(Task, Vec<String>)> = Vec::with_capacity(groups.len());
+            for (task, group) in tasks[first..].iter().zip(groups) {
+                let texts = group
+                    .iter()
+                    .map(|c| self.tokenizer.decode(&c.tokens))
+                    .collect::<Result<Vec<_>>>()?;
+                jobs.push((task.clone(), texts.clone()));
+                sampled.push((group, texts));
             }
-            completions.extend(sampled);
-            let jobs: Vec<(Task, Vec<String>)> = tasks[first..first + ids.len()]
-                .iter()
-                .zip(texts[from..].chunks(g))
-                .map(|(t, c)| (t.clone(), c.to_vec()))
-                .collect();
             let rewards = Arc::clone(&self.rewards);
             scoring.push(self.runtime.spawn(async move {
                 let started = Instant::now();
@@ -108,7 +114,7 @@ impl Trainer {
         let reference = match &self.reference {
             Some(reference) => {
                 let mut all = Vec::with_capacity(tasks.len());
-                for (p, group) in prompt_ids.iter().zip(completions.chunks(g)) {
+                for (p, (group, _)) in prompt_ids.iter().zip(&sampled) {
                     all.push(reference_logprobs(reference, p, group, s.temperature)?);
                 }
                 Some(all)
@@ -131,12 +137,8 @@ impl Trainer {
         let mut groups = Vec::with_capacity(tasks.len());
         let mut fault_groups = 0;
         let mut reference = reference.map(Vec::into_iter);
-        for (index, (((task, (prompt, ids)), group), scores)) in tasks
-            .into_iter()
-            .zip(encoded)
-            .zip(completions.chunks(g))
-            .zip(scored)
-            .enumerate()
+        for (((task, (prompt, ids)), (completions, texts)), scores) in
+            tasks.into_iter().zip(encoded).zip(sampled).zip(scored)
         {
             let group_reference = reference.as_mut().and_then(Iterator::next);
             // A group whose scoring faulted on every try gets no reward: it is left out.
@@ -145,20 +147,19 @@ impl Trainer {
                 continue;
             };
             let mut rewards = Vec::with_capacity(g);
-            for (c, s) in group.iter().zip(&scores) {
+            for (c, s) in completions.iter().zip(&scores) {
                 let penalty = match &overlong {
                     Some(o) => grpo_core::overlong_penalty(c.tokens.len(), o)?,
                     None => 0.0,
                 };
                 rewards.push(s.reward + penalty);
             }
-            let start = index * g;
             groups.push(Group {
                 task,
                 prompt,
                 prompt_ids: ids,
-                completions: group.to_vec(),
-                texts: texts[start..start + g].to_vec(),
+                completions,
+                texts,
                 scores,
                 rewards,
                 reference: group_reference,

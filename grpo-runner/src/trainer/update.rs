@@ -2,7 +2,7 @@
 //! step whose micro-batches share the minibatch's normaliser; the clipped surrogate and KL
 //! come from grpo-core.
 
-use candle_core::Tensor;
+use candle_core::{DType, Tensor};
 use grpo_core::{LossInputs, Normalizer, StepMetrics};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -16,12 +16,13 @@ use crate::metrics::mean_std;
 use crate::model::Model;
 
 impl Trainer {
-    /// μ passes over the rollouts in minibatches of whole groups; returns the merged metrics
-    /// (losses averaged over optimiser steps) and the last grad norm.
+    /// μ passes over the rollouts in minibatches of whole groups (`advantages`: one row per
+    /// group); returns the merged metrics (losses averaged over optimiser steps) and the last
+    /// grad norm.
     pub(super) fn update(
         &mut self,
         groups: &[Group],
-        advantages: &[Vec<f64>],
+        advantages: &Tensor,
         lr: f64,
     ) -> Result<(StepMetrics, f64)> {
         let cfg = &self.config;
@@ -87,11 +88,12 @@ impl Trainer {
                     } else {
                         None
                     };
-                    let adv: Vec<f32> = ids
-                        .iter()
-                        .flat_map(|&i| advantages[i].iter().map(|&a| a as f32))
-                        .collect();
-                    let adv = Tensor::from_vec(adv, batch.rows(), &device)?;
+                    let rows: Vec<u32> = ids.iter().map(|&i| i as u32).collect();
+                    let adv = advantages
+                        .index_select(&Tensor::new(rows.as_slice(), advantages.device())?, 0)?
+                        .flatten_all()?
+                        .to_dtype(DType::F32)?
+                        .to_device(&device)?;
                     let mut logits = window_logits(&self.policy, batch, *offset)?;
                     if temperature != 1.0 {
                         logits = (logits / temperature)?;

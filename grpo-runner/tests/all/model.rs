@@ -1,14 +1,13 @@
 //! The decoder against candle-transformers (the oracle), its KV cache, left padding,
 //! gradients (finite differences in f64), and save/load round trips (HF, sharded, GGUF).
 
-
 use std::collections::HashMap;
 
+use crate::common::{max_abs_diff, random_ids, random_model, random_tensors, small_config};
 use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use candle_core::{D, DType, Device, IndexOp, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::{llama, quantized_llama, qwen2};
-use crate::common::{max_abs_diff, random_ids, random_model, random_tensors, small_config};
 use grpo_runner::loading::{self, hf_config_json, permute_rope_rows};
 use grpo_runner::model::{Architecture, KvCache, Model};
 use grpo_runner::tokenizer::Tokenizer;

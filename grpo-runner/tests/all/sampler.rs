@@ -1,9 +1,8 @@
 //! The sampler: recorded log-probs equal a re-scoring forward, seeded reproducibility
 //! independent of batching, greedy decoding, EOS and length stops.
 
-
-use candle_core::{DType, Device, Tensor};
 use crate::common::{random_ids, random_model, random_tensors, small_config};
+use candle_core::{DType, Device, Tensor};
 use grpo_runner::model::{Architecture, Model};
 use grpo_runner::sampler::{FinishReason, SamplingConfig, sample, sample_from, score_completion};
 
@@ -130,8 +129,15 @@ fn sampling_in_pieces_draws_the_same_tokens() {
     };
     let prompts = prompts();
     let together = sample(&model, &prompts, 3, &config).unwrap();
-    let mut pieces = sample_from(&model, &prompts[..2], 0, 3, &config).unwrap().0;
-    pieces.extend(sample_from(&model, &prompts[2..], 2, 3, &config).unwrap().0);
+    let mut groups = sample_from(&model, &prompts[..2], 0, 3, &config).unwrap().0;
+    groups.extend(sample_from(&model, &prompts[2..], 2, 3, &config).unwrap().0);
+    // One group of G per prompt, in prompt order.
+    assert_eq!(groups.len(), prompts.len());
+    for (p, group) in groups.iter().enumerate() {
+        assert_eq!(group.len(), 3);
+        assert!(group.iter().all(|c| c.prompt_index == p), "{p}");
+    }
+    let pieces: Vec<_> = groups.into_iter().flatten().collect();
     assert_eq!(together.len(), pieces.len());
     for (a, b) in together.iter().zip(&pieces) {
         assert_eq!((a.prompt_index, &a.tokens), (b.prompt_index, &b.tokens));

@@ -273,7 +273,10 @@ fn the_trainer_takes_template_and_weights_from_the_pack() {
     config.rewards.format = None;
     let trainer = Trainer::new(config).unwrap();
     // builtin:arith-digits: template "compact", [rewards] accuracy 1.0, format 0.1.
-    assert_eq!(trainer.config().pack.template.as_deref(), Some("compact"));
+    assert_eq!(
+        trainer.config().pack.template,
+        Some(grpo_tasks::Template::Compact)
+    );
     assert_eq!(trainer.config().rewards.accuracy, Some(1.0));
     assert_eq!(trainer.config().rewards.format, Some(0.1));
     let text = trainer.config().to_toml().unwrap();

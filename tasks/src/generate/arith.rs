@@ -7,7 +7,9 @@
 //! | hard | three or four steps, `+ - * /`, parentheses, every division exact | `What is (84 - 12) / (3 + 5)?` → `9` |
 //!
 //! Prompts are short on purpose: the built-in `arith` pack trains a tiny character-level
-//! model from scratch.
+//! model from scratch. Each task's metadata carries its solution: `expression` (the problem
+//! without spaces, `47-12+8`) and `work` (one operation per step, `["47-12=35", "35+8=43"]`,
+//! from [`Expr::work`]), which the trainer's warm-up writes its solutions from.
 
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -104,6 +106,9 @@ pub(crate) fn draw(settings: &ArithSettings, seed: u64, rng: &mut ChaCha8Rng) ->
         return None;
     }
     let shown = expr.to_minimal_string();
+    // The worked solution travels with the task, so a warm-up never re-reads the prompt.
+    let work = expr.work().ok()?;
+    let compact: String = shown.chars().filter(|c| !c.is_whitespace()).collect();
     let difficulty = settings.difficulty;
     let key = shown.clone();
     Some(Draft {
@@ -115,6 +120,8 @@ pub(crate) fn draw(settings: &ArithSettings, seed: u64, rng: &mut ChaCha8Rng) ->
                 "difficulty": difficulty.as_str(),
                 "steps": steps,
                 "seed": seed,
+                "expression": compact,
+                "work": work,
             });
             Task::Math(MathTask {
                 id,

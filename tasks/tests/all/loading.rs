@@ -34,7 +34,7 @@ fn malformed_lines_table() {
         (
             r#"{"id":"x","kind":"math","prompt":"p"}"#,
             Some("answer"),
-            "missing required field",
+            "missing field `answer`",
         ),
         (
             r#"{"id":"x","kind":"algebra","prompt":"p"}"#,
@@ -44,12 +44,12 @@ fn malformed_lines_table() {
         (
             r#"{"id":"x","prompt":"p","answer":"1"}"#,
             Some("kind"),
-            "missing required field",
+            "missing field `kind`",
         ),
         (
             r#"{"id":7,"kind":"math","prompt":"p","answer":"1"}"#,
             Some("id"),
-            "expected a string, found number 7",
+            "invalid type: integer `7`, expected a string",
         ),
         (
             r#"{"id":"x","kind":"math","prompt":"p","answer":5}"#,
@@ -59,7 +59,7 @@ fn malformed_lines_table() {
         (
             r#"{"id":"x","kind":"math","prompt":"p","answer":"1","hint":"h"}"#,
             Some("hint"),
-            "unknown field",
+            "unknown field `hint`",
         ),
         (
             r#"{"id":"x","kind":"math","prompt":"p","answer":"1","alternatives":["a",2]}"#,
@@ -74,7 +74,7 @@ fn malformed_lines_table() {
         (
             r#"{"id":"x","kind":"countdown","prompt":"p","numbers":[1,2.5],"target":3}"#,
             Some("numbers[1]"),
-            "not an integer",
+            "floating point `2.5`, expected i64",
         ),
         (
             r#"{"id":"x","kind":"countdown","prompt":"p","numbers":[],"target":3}"#,
@@ -99,17 +99,17 @@ fn malformed_lines_table() {
         (
             r#"{"id":"x","kind":"countdown","prompt":"p","numbers":[1,2],"target":3,"use_all":"yes"}"#,
             Some("use_all"),
-            "expected true or false",
+            "expected a boolean",
         ),
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"rust","mode":"full","tests":{"type":"stdio","cases":[{"stdin":"","stdout":""}]}}"#,
             Some("language"),
-            "unknown language `rust`",
+            "unknown variant `rust`, expected `python`",
         ),
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"python","mode":"middle","tests":{"type":"stdio","cases":[{"stdin":"","stdout":""}]}}"#,
             Some("mode"),
-            "unknown mode",
+            "unknown variant `middle`",
         ),
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"python","mode":"full","tests":{"type":"fuzz"}}"#,
@@ -119,7 +119,7 @@ fn malformed_lines_table() {
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"python","mode":"full","tests":{"type":"stdio","cases":[{"stdin":"1"}]}}"#,
             Some("tests.cases[0].stdout"),
-            "missing required field",
+            "missing field `stdout`",
         ),
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"python","mode":"full","tests":{"type":"stdio","cases":[]}}"#,
@@ -129,7 +129,7 @@ fn malformed_lines_table() {
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"python","mode":"full","tests":{"type":"assert","code":"assert 1","extra":1}}"#,
             Some("tests.extra"),
-            "unknown field",
+            "unknown field `extra`",
         ),
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"python","mode":"full","tests":{"type":"call","entry_point":"2f","cases":[{"args":[],"expected":1}]}}"#,
@@ -139,7 +139,7 @@ fn malformed_lines_table() {
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"python","mode":"full","tests":{"type":"assert","code":"assert 1"},"time_limit_ms":-5}"#,
             Some("time_limit_ms"),
-            "(negative)",
+            "integer `-5`, expected u64",
         ),
     ];
     for (line, field, words) in cases {
@@ -158,33 +158,36 @@ fn malformed_lines_table() {
 fn all_problems_of_all_lines_are_reported() {
     let text = [
         GOOD_MATH,
-        r#"{"id":"a","kind":"math","prompt":7,"answer":1,"x":1}"#, // three problems on one line
-        "",                                                        // blank lines are skipped
+        r#"{"id":" a","kind":"math","prompt":" ","answer":""}"#, // three broken values
+        "",                                                      // blank lines are skipped
         "not json",
         r#"{"id":"m1","kind":"math","prompt":"again","answer":"2"}"#, // duplicate of line 1
+        r#"{"id":"b","kind":"math","prompt":"p","answer":"1","x":1}"#, // a schema problem
     ]
     .join("\n");
     let found = problems(&text);
     let got = summary(&found);
-    assert_eq!(got.len(), 5, "{got:?}");
+    assert_eq!(got.len(), 6, "{got:?}");
     assert_eq!(got[0].0, Some(2));
     let fields: Vec<_> = got[..3].iter().map(|g| g.1.clone().unwrap()).collect();
-    assert_eq!(fields, ["prompt", "answer", "x"]);
+    assert_eq!(fields, ["id", "prompt", "answer"]);
     assert_eq!(got[3].0, Some(4));
     assert!(got[3].2.contains("broken JSON"));
-    assert_eq!((got[4].0, got[4].1.as_deref()), (Some(5), Some("id")));
+    assert_eq!((got[4].0, got[4].1.as_deref()), (Some(6), Some("x")));
+    // Duplicates are found once every line is read.
+    assert_eq!((got[5].0, got[5].1.as_deref()), (Some(5), Some("id")));
     assert!(
-        got[4].2.contains("duplicate id (first used at p.jsonl:1)"),
+        got[5].2.contains("duplicate id (first used at p.jsonl:1)"),
         "{}",
-        got[4].2
+        got[5].2
     );
     // The rendered error lists every problem, one per line.
     let err = Pack::from_jsonl_str("p.jsonl", &text)
         .unwrap_err()
         .to_string();
-    assert!(err.starts_with("5 problem(s) in the pack:"), "{err}");
+    assert!(err.starts_with("6 problem(s) in the pack:"), "{err}");
     assert!(
-        err.contains("p.jsonl:2: field `x` (task a): unknown field"),
+        err.contains("p.jsonl:6: field `x` (task b): unknown field `x`"),
         "{err}"
     );
 }

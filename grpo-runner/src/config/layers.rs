@@ -1,0 +1,125 @@
+//! Resolving a config in layers on the TOML tree: preset, file, `--set` overrides.
+
+use std::path::Path;
+
+use grpo_core::Algorithm;
+use serde::Serialize;
+
+use super::{AlgorithmSection, Preset, TrainConfig};
+use crate::error::{Error, Result};
+
+impl TrainConfig {
+    /// Resolves a preset, an optional TOML file and `key=value` overrides into a validated
+    /// config (see the module docs).
+    pub fn resolve(preset: Preset, file: Option<&Path>, overrides: &[String]) -> Result<Self> {
+        let mut layers: Vec<(String, toml::Table)> = Vec::new();
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let table: toml::Table = toml::from_str(&text).map_err(|e| Error::Settings {
+                field: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            layers.push((path.display().to_string(), table));
+        }
+        for item in overrides {
+            layers.push((format!("--set {item}"), set_table(item)?));
+        }
+        // A layer may change the preset itself.
+        let mut preset = preset;
+        for (_, layer) in &layers {
+            if let Some(toml::Value::String(name)) = layer.get("preset") {
+                preset = name.parse()?;
+            }
+        }
+        let mut tree = to_table(&Self::preset(preset))?;
+        for (origin, layer) in layers {
+            if let Some(toml::Value::Table(algorithm)) = layer.get("algorithm")
+                && let Some(name) = algorithm.get("name")
+            {
+                let name: Algorithm =
+                    name.clone()
+                        .try_into()
+                        .map_err(|e: toml::de::Error| Error::Settings {
+                            field: "algorithm.name".into(),
+                            message: format!("{origin}: {e}"),
+                        })?;
+                let max_len = tree
+                    .get("sampling")
+                    .and_then(|s| s.get("max_new_tokens"))
+                    .and_then(toml::Value::as_integer)
+                    .unwrap_or(1024)
+                    .max(1) as usize;
+                let section = AlgorithmSection::preset(name, max_len);
+                tree.insert("algorithm".into(), toml::Value::Table(to_table(&section)?));
+            }
+            merge(&mut tree, layer);
+        }
+        let config: TrainConfig =
+            toml::Value::Table(tree)
+                .try_into()
+                .map_err(|e: toml::de::Error| Error::Settings {
+                    field: "config".into(),
+                    message: e.to_string(),
+                })?;
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Parses `a.b.c=value` into a nested table; the value is read as TOML (`3`, `0.5`, `true`,
+/// `"text"`, `[1, 2]`) and, when that fails, taken as a plain string.
+fn set_table(item: &str) -> Result<toml::Table> {
+    let Some((key, value)) = item.split_once('=') else {
+        return Err(Error::Settings {
+            field: item.into(),
+            message: "expected key=value".into(),
+        });
+    };
+    let key = key.trim();
+    if key.is_empty() || key.split('.').any(str::is_empty) {
+        return Err(Error::Settings {
+            field: key.into(),
+            message: "empty key segment".into(),
+        });
+    }
+    let value = value.trim();
+    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    let mut nested = parsed;
+    for part in key.split('.').rev() {
+        let mut table = toml::Table::new();
+        table.insert(part.to_string(), nested);
+        nested = toml::Value::Table(table);
+    }
+    match nested {
+        toml::Value::Table(table) => Ok(table),
+        _ => Err(Error::Settings {
+            field: key.into(),
+            message: "expected key=value".into(),
+        }),
+    }
+}
+
+/// Merges `layer` into `base`: tables recursively, anything else replaces.
+fn merge(base: &mut toml::Table, layer: toml::Table) {
+    for (key, value) in layer {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(l)) => merge(b, l),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+fn to_table<T: Serialize>(value: &T) -> Result<toml::Table> {
+    toml::Table::try_from(value).map_err(|e| Error::Settings {
+        field: "config".into(),
+        message: e.to_string(),
+    })
+}

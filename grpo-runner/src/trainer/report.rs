@@ -1,0 +1,178 @@
+//! Report: what a step's rollouts and update add up to, as the `metrics.jsonl` record and the
+//! `samples.jsonl` records.
+
+use std::collections::BTreeMap;
+
+use grpo_core::StepMetrics;
+
+use super::rollout::{Group, Rollout};
+use crate::metrics::{SampleRecord, StepRecord, mean_std};
+use crate::sampler::FinishReason;
+
+/// Running totals over every group a step sampled, kept for the update or filtered out.
+#[derive(Debug, Default)]
+pub(super) struct StepTally {
+    /// The shaped reward of every sampled completion, in sampling order.
+    rewards: Vec<f64>,
+    completions: usize,
+    correct: usize,
+    formatted: usize,
+    truncated: usize,
+    lengths: Vec<f64>,
+    groups: usize,
+    tied_groups: usize,
+    fault_groups: usize,
+    components: BTreeMap<String, (f64, usize)>,
+    verdicts: BTreeMap<String, usize>,
+    sample_seconds: f64,
+    score_seconds: f64,
+    scoring_seconds: f64,
+    generated_tokens: usize,
+}
+
+/// What the update phase of a step did.
+#[derive(Debug, Default)]
+pub(super) struct UpdateOutcome {
+    pub(super) metrics: StepMetrics,
+    pub(super) grad_norm: f64,
+    pub(super) lr: f64,
+    pub(super) seconds: f64,
+}
+
+/// The parts of a step record that only the trainer knows.
+#[derive(Debug)]
+pub(super) struct StepFacts {
+    pub(super) step: u64,
+    /// Groups the update used.
+    pub(super) used_groups: usize,
+    /// Completion tokens the update trained on.
+    pub(super) trained_tokens: usize,
+    /// Extra sampling rounds of dynamic sampling.
+    pub(super) refill_rounds: usize,
+    /// Programs the sandbox started during the step.
+    pub(super) sandbox_runs: u64,
+    pub(super) step_seconds: f64,
+}
+
+impl StepTally {
+    /// Counts a round's timings and faults; its groups are added one by one with
+    /// [`StepTally::add_group`].
+    pub(super) fn add_round(&mut self, rollout: &Rollout) {
+        self.sample_seconds += rollout.sample_seconds;
+        self.score_seconds += rollout.score_seconds;
+        self.scoring_seconds += rollout.scoring_seconds;
+        self.generated_tokens += rollout.generated_tokens;
+        self.fault_groups += rollout.fault_groups;
+    }
+
+    /// Counts one sampled group.
+    pub(super) fn add_group(&mut self, group: &Group) {
+        self.groups += 1;
+        for (c, s) in group.completions.iter().zip(&group.scores) {
+            self.completions += 1;
+            self.correct += usize::from(s.correct);
+            *self
+                .verdicts
+                .entry(s.verdict.kind.as_str().to_owned())
+                .or_insert(0) += 1;
+            self.formatted += usize::from(s.rewards.get("format").is_some_and(|&v| v >= 1.0));
+            self.lengths.push(c.tokens.len() as f64);
+            self.truncated += usize::from(c.finish_reason == FinishReason::Length);
+            for (name, v) in &s.rewards {
+                let e = self.components.entry(name.clone()).or_insert((0.0, 0));
+                e.0 += v;
+                e.1 += 1;
+            }
+        }
+        self.rewards.extend_from_slice(&group.rewards);
+        self.tied_groups += usize::from(group.is_tied());
+    }
+
+    /// The step's `metrics.jsonl` record.
+    pub(super) fn record(self, facts: StepFacts, update: UpdateOutcome) -> StepRecord {
+        let frac = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let (reward_mean, reward_std) = mean_std(&self.rewards);
+        let step_seconds = facts.step_seconds;
+        let m = update.metrics;
+        StepRecord {
+            step: facts.step,
+            reward_mean,
+            reward_std,
+            rewards: self
+                .components
+                .into_iter()
+                .map(|(k, (s, n))| (k, s / n.max(1) as f64))
+                .collect(),
+            accuracy: frac(self.correct, self.completions),
+            format_rate: frac(self.formatted, self.completions),
+            loss: m.loss,
+            kl: m.kl,
+            clip_fraction_low: m.clip_fraction_low,
+            clip_fraction_high: m.clip_fraction_high,
+            mean_ratio: m.mean_ratio,
+            entropy: m.entropy,
+            completion_len_mean: mean_std(&self.lengths).0,
+            completion_len_min: self
+                .lengths
+                .iter()
+                .fold(usize::MAX, |m, &l| m.min(l as usize)),
+            completion_len_max: self.lengths.iter().fold(0, |m, &l| m.max(l as usize)),
+            truncated_fraction: frac(self.truncated, self.completions),
+            zero_variance_group_fraction: frac(self.tied_groups, self.groups),
+            groups: facts.used_groups,
+            refill_rounds: facts.refill_rounds,
+            grad_norm: update.grad_norm,
+            lr: update.lr,
+            sample_tokens_per_second: self.generated_tokens as f64 / self.sample_seconds.max(1e-9),
+            tokens_per_second: facts.trained_tokens as f64 / step_seconds.max(1e-9),
+            sample_seconds: self.sample_seconds,
+            score_seconds: self.score_seconds,
+            update_seconds: update.seconds,
+            step_seconds,
+            score_fraction: self.score_seconds / step_seconds.max(1e-9),
+            scoring_seconds: self.scoring_seconds,
+            verdicts: self.verdicts,
+            fault_groups: self.fault_groups,
+            sandbox_runs: facts.sandbox_runs,
+            sandbox_runs_per_second: if self.scoring_seconds > 0.0 {
+                facts.sandbox_runs as f64 / self.scoring_seconds
+            } else {
+                0.0
+            },
+            stopped: None,
+        }
+    }
+}
+
+/// The first `limit` completions of the groups the update used, each with the shaped reward
+/// and the advantage it trained with (`advantages` holds one row per group).
+pub(super) fn sample_records(
+    step: u64,
+    used: &[Group],
+    advantages: &[Vec<f64>],
+    limit: usize,
+) -> Vec<SampleRecord> {
+    used.iter()
+        .zip(advantages)
+        .flat_map(|(gr, adv)| {
+            gr.texts
+                .iter()
+                .zip(&gr.scores)
+                .zip(adv)
+                .zip(&gr.rewards)
+                .map(move |(((text, s), a), shaped)| SampleRecord {
+                    step,
+                    task_id: gr.task.id().to_string(),
+                    prompt: gr.prompt.clone(),
+                    completion: text.clone(),
+                    reward: s.reward,
+                    shaped_reward: *shaped,
+                    rewards: s.rewards.clone(),
+                    verdict: s.verdict.kind.as_str().to_string(),
+                    reason: s.verdict.reason.clone(),
+                    advantage: *a,
+                })
+        })
+        .take(limit)
+        .collect()
+}
