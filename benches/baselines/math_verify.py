@@ -2,18 +2,21 @@
 """Side-by-side: Math-Verify (Python, sympy) against grpo-rs's math checker on the same pairs.
 
     python3 benches/baselines/math_verify.py [--pairs benches/data/math_pairs.jsonl]
-                                              [--grpo target/release/grpo] [--repeat 3]
+                                              [--ours target/release/math_pairs] [--repeat 3]
+                                              [--grpo target/release/grpo] [--json-out FILE]
 
 What it does:
 1. creates a venv under target/math-verify-venv and pip-installs
    `math-verify[antlr4_13_2]==0.9.0` (once), then re-runs itself inside it;
 2. times Math-Verify single-threaded on every pair (`parse` gold and prediction, `verify`),
    after one untimed warm-up pass;
-3. runs our side: `grpo check-math --pairs` for the verdicts and its in-process checks/s
-   (stderr summary), and, when present, criterion's `math/check_all` estimate from
-   `cargo bench -p grpo-benches --bench math` (the number the ratio prefers);
-4. prints both throughputs, the ratio, the agreement, and each disagreement with the
-   verdict the pair was constructed to have (`expected`), i.e. which side is right.
+3. right after, in the same run, our side: the `math_pairs` binary of grpo-benches
+   (`cargo build --release -p grpo-benches --bin math_pairs`; it prints a verdict per pair
+   and times whole passes over the pairs, one thread, for 3 s), or with `--grpo`,
+   `grpo check-math --pairs` and its in-process checks/s;
+4. prints both throughputs, the ratio, the agreement (all pairs, the generated ones, the
+   hand-judged ones), and each disagreement with the verdict the pair was constructed to
+   have (`expected`), i.e. which side is right.
 """
 import argparse
 import json
@@ -74,54 +77,77 @@ def math_verify_side(pairs, repeat):
     return verdicts, len(pairs) / best
 
 
-def our_side(pairs_path, grpo):
+def our_side_pairs_bin(binary):
+    """Verdicts and checks/s from the grpo-benches `math_pairs` binary."""
+    proc = subprocess.run([binary, "--seconds", "3"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"{binary} failed: {proc.stderr}")
+    verdicts = [json.loads(line)["correct"] for line in proc.stdout.splitlines()]
+    rate = float(proc.stderr.split("(")[-1].split(" checks/s")[0])
+    return verdicts, rate
+
+
+def our_side_cli(pairs_path, grpo):
+    """Verdicts and checks/s from `grpo check-math --pairs`."""
     proc = subprocess.run([grpo, "check-math", "--pairs", str(pairs_path)], capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"{grpo} failed: {proc.stderr}")
     verdicts = [json.loads(line)["correct"] for line in proc.stdout.splitlines()]
-    cli_rate = None
+    rate = None
     for line in proc.stderr.splitlines():
         if "checks/s" in line:
-            cli_rate = float(line.split("(")[1].split(" checks/s")[0])
-    criterion = ROOT / "target" / "criterion" / "math" / "check_all" / "new" / "estimates.json"
-    bench_rate = None
-    if criterion.exists():
-        est = json.loads(criterion.read_text())
-        ns_per_iter = est["mean"]["point_estimate"]
-        bench_rate = len(verdicts) / (ns_per_iter * 1e-9)
-    return verdicts, cli_rate, bench_rate
+            rate = float(line.split("(")[1].split(" checks/s")[0])
+    return verdicts, rate
+
+
+GENERATED = {"integer", "fraction", "decimal", "latex", "set", "interval", "tuple", "gsm8k",
+             "long_cot", "near_miss"}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", default=str(ROOT / "benches" / "data" / "math_pairs.jsonl"))
-    ap.add_argument("--grpo", default=None, help="the grpo binary (default: target/release/grpo, else target/debug/grpo)")
+    ap.add_argument("--ours", default=None,
+                    help="the grpo-benches math_pairs binary (default: $CARGO_TARGET_DIR or target, release)")
+    ap.add_argument("--grpo", default=None, help="use `grpo check-math --pairs` instead of --ours")
     ap.add_argument("--repeat", type=int, default=3, help="timed Math-Verify passes (best is kept)")
+    ap.add_argument("--json-out", default=None, help="write each pair with both verdicts here")
     args = ap.parse_args()
     ensure_venv()
 
     pairs = [json.loads(line) for line in open(args.pairs) if line.strip()]
-    grpo = args.grpo
-    if grpo is None:
-        release = ROOT / "target" / "release" / "grpo"
-        grpo = str(release if release.exists() else ROOT / "target" / "debug" / "grpo")
-
     theirs, their_rate = math_verify_side(pairs, args.repeat)
-    ours, cli_rate, bench_rate = our_side(args.pairs, grpo)
-    assert len(ours) == len(pairs), "grpo printed a different number of verdicts"
+    if args.grpo:
+        ours, our_rate = our_side_cli(args.pairs, args.grpo)
+        source = f"`{args.grpo} check-math --pairs`"
+    else:
+        binary = args.ours or str(pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+                                  / "release" / "math_pairs")
+        ours, our_rate = our_side_pairs_bin(binary)
+        source = f"{binary}"
+    assert len(ours) == len(pairs), "our side printed a different number of verdicts"
 
-    our_rate = bench_rate or cli_rate
-    source = "criterion math/check_all" if bench_rate else f"`{grpo} check-math --pairs` in-process timing"
     print(f"pairs: {len(pairs)}")
-    print(f"Math-Verify 0.9.0: {their_rate:,.0f} checks/s (one thread, best of {args.repeat})")
-    if cli_rate:
-        print(f"grpo-rs (check-math CLI, {pathlib.Path(grpo).parent.name} build): {cli_rate:,.0f} checks/s")
-    if bench_rate:
-        print(f"grpo-rs (criterion math/check_all): {bench_rate:,.0f} checks/s")
-    print(f"ratio: {our_rate / their_rate:,.0f}x (ours from {source})")
+    print(f"Math-Verify 0.9.0: {their_rate:,.1f} checks/s (one thread, best of {args.repeat})")
+    print(f"grpo-rs: {our_rate:,.0f} checks/s (one thread, {source})")
+    print(f"ratio: {our_rate / their_rate:,.0f}x (both measured in this run)")
 
-    agree = sum(a == b for a, b in zip(ours, theirs))
-    print(f"agreement: {agree}/{len(pairs)} ({100 * agree / len(pairs):.1f}%)")
+    def summary(name, keep):
+        idx = [k for k, p in enumerate(pairs) if keep(p)]
+        if not idx:
+            return
+        agree = sum(ours[k] == theirs[k] for k in idx)
+        ours_ok = sum(ours[k] == pairs[k]["expected"] for k in idx)
+        theirs_ok = sum(theirs[k] == pairs[k]["expected"] for k in idx)
+        print(f"{name}: {len(idx)} pairs, agreement {agree}/{len(idx)} ({100 * agree / len(idx):.1f}%), "
+              f"matching the constructed verdict: ours {ours_ok}, Math-Verify {theirs_ok}")
+
+    summary("all", lambda p: True)
+    summary("generated", lambda p: p["category"] in GENERATED)
+    summary("hand-judged", lambda p: p["category"] not in GENERATED)
+    for cat in sorted({p["category"] for p in pairs} - GENERATED):
+        summary(f"  {cat}", lambda p, c=cat: p["category"] == c)
+
     right = {"ours": 0, "theirs": 0}
     for p, a, b in zip(pairs, ours, theirs):
         if a != b:
@@ -130,10 +156,12 @@ def main():
             pred = p["pred"] if len(p["pred"]) < 70 else "…" + p["pred"][-67:]
             print(f"  [{p['category']}] gold={p['gold']!r} pred={pred!r}: ours={a} theirs={b} "
                   f"expected={p['expected']} -> {winner} right")
-    print(f"disagreements: {len(pairs) - agree}; ours right on {right['ours']}, Math-Verify right on {right['theirs']}")
-    ours_ok = sum(a == p["expected"] for p, a in zip(pairs, ours))
-    theirs_ok = sum(b == p["expected"] for p, b in zip(pairs, theirs))
-    print(f"matches the constructed verdict: ours {ours_ok}/{len(pairs)}, Math-Verify {theirs_ok}/{len(pairs)}")
+    print(f"disagreements: {len(pairs) - sum(a == b for a, b in zip(ours, theirs))}; "
+          f"ours right on {right['ours']}, Math-Verify right on {right['theirs']}")
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            for p, a, b in zip(pairs, ours, theirs):
+                f.write(json.dumps({**p, "ours": a, "theirs": b}) + "\n")
 
 
 if __name__ == "__main__":

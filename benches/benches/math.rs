@@ -3,7 +3,8 @@
 //!
 //! `math/check_all` checks every pair of `benches/data/math_pairs.jsonl` per iteration
 //! (gold parsed each time, as the Python baseline does); the per-category benches show
-//! where time goes. Compare with `python3 benches/baselines/math_verify.py`.
+//! where time goes. Compare with `python3 benches/baselines/math_verify.py`, which times both
+//! checkers in one run (ours through the `math_pairs` binary).
 
 use std::hint::black_box;
 

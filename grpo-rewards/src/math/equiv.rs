@@ -1,41 +1,57 @@
 //! Whether two parsed answers are equivalent.
 //!
 //! Rules, in the order they apply:
-//! 1. **Text** answers match text answers after normalisation (case, spaces, end punctuation).
-//! 2. **Equations** `x = 5` answer `5`: when one side is an equation (or `x \in S`) whose one
-//!    side is a bare variable and the other side is not an equation, the other side of the
-//!    equation is compared. Two equations match side by side (either orientation), or when
-//!    `lhs - rhs` of one is a non-zero constant multiple of the other's. Inequalities on one
-//!    variable (`x > 3`, `1 < x \le 2`) match the equal interval.
-//! 3. **Collections**: `±` expands to a two-element set (`\frac{-1 \pm \sqrt5}{2}`); sets are
+//! 1. **Text** answers match text answers after normalisation (case, spaces, end punctuation);
+//!    a one-letter text (`\text{(B)}`) matches the same letter written as math (`B`).
+//! 2. **Matrix arithmetic** (`A + B`, `I A`, `2A`, `A^2`) is folded into one matrix first
+//!    ([`crate::math::matrix`]).
+//! 3. **Labelled answers and chains** ([`crate::math::relation`]): when one side is a relation
+//!    and the other is not, the relation's value is compared: `v` in `x = v`, `v = x`,
+//!    `x \in S`, `f(x) = v`, `|CD| = v`, `(m,n) = (2,9)`, `P:Q = 5:12`; the last value of a
+//!    chain `x = 2+3 = 5` (also through `\approx`, where the exact value before `\approx` is
+//!    tried too). Two relations match term by term (either orientation), as equal intervals,
+//!    or when `lhs - rhs` of one is a constant non-zero multiple of the other's, a negative
+//!    multiple mirroring an inequality (`-y > -4` is `y < 4`). Inequalities on one label
+//!    (`x > 3`, `-1 \le x \le 4`, `0 < g(t) < 2`) match the equal interval.
+//! 4. **Collections**: `±` expands to its alternatives (`\frac{-1 \pm \sqrt5}{2}`); sets are
 //!    compared without order (each element matches a distinct element of the other side),
 //!    tuples in order, a bare list `1, 2` either way (as the reference has it, order-free when
-//!    the reference is also a bare list); a one-element collection matches its element;
-//!    intervals match when both endpoints and both endpoint kinds match; a pair `(a, b)`
-//!    matches the open interval `(a, b)`; unions of intervals compare as sets; matrices by
+//!    the reference is also a bare list); a tuple never matches a set (`(4,2) ≠ \{2,4\}`); a
+//!    one-element collection matches its element; intervals match when both endpoints and
+//!    both endpoint kinds match; a pair `(a, b)` matches the open interval `(a, b)`; unions of
+//!    intervals compare as sets; ratios and times (`5:12`, `10:30`) term by term; matrices by
 //!    shape and element, and a one-row or one-column matrix matches a tuple.
-//! 4. **Values** without free variables are evaluated: when both are exact rationals they
+//! 5. **Values** without free variables are evaluated: when both are exact rationals they
 //!    must be *exactly* equal (so `1/2^99 ≠ 1/2^98` and `1/2004! ≠ 1/2006!`); when either is
 //!    irrational or complex, they must agree within a relative tolerance (default 1e-9) or an
 //!    absolute 1e-12. Values too large to hold exactly (`10^{10^{10}}`) or undefined compare
-//!    structurally (same tree).
-//! 5. **Expressions with free variables** are evaluated at several fixed pseudo-random
+//!    structurally, sums and products up to the order of their terms.
+//! 6. **Decimals for exact values** ([`crate::math::rounding`]): a decimal prediction written
+//!    to `k` places matches a non-terminating rational or an irrational reference that
+//!    rounds or truncates to exactly those digits (`0.4286` and `0.4285` for `3/7`), with at
+//!    least three significant digits; never for an integer or terminating-decimal reference.
+//! 7. **Expressions with free variables** are evaluated at several fixed pseudo-random
 //!    rational points, exactly where the expression allows (polynomials and rational
 //!    functions stay exact), and must agree at every point where both are defined (at least
-//!    two such points; otherwise the trees must be identical).
-//! 6. **Percentages**: `50\%` matches both `50` and `0.5`.
+//!    two such points; otherwise the trees must be identical up to the order of terms).
+//! 8. **Percentages**: `50\%` matches both `50` and `0.5`.
+//! 9. **Variable names** (only with [`EquivConfig::rename_variables`]): when the answers use
+//!    different variables, the prediction's names not in the reference are renamed to the
+//!    reference's unused names (every assignment, up to [`MAX_RENAMED`] names), so `g(t)`
+//!    matches `g(s)`.
 
 use std::collections::BTreeSet;
 
-use num_bigint::BigInt;
-use num_rational::BigRational;
-use num_traits::{One, Signed, ToPrimitive, Zero};
+use crate::math::eval::eval;
+use crate::math::number::values_equal;
+use crate::math::parse::Expr;
+use crate::math::plusminus::{contains_pm, expand_pm};
+use crate::math::relation::{
+    answer_side, as_interval, exact_before_approx, relations_equal, sample_point,
+};
+use crate::math::{matrix, rounding};
 
-use crate::error::{Result, RewardError};
-use crate::math::number::{self, Value, values_equal};
-use crate::math::parse::{Constant, Expr, Func, RelOp};
-
-/// Tolerances and sampling for the equivalence check.
+/// Tolerances, sampling and options for the equivalence check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EquivConfig {
     /// Relative tolerance when a value is irrational or complex.
@@ -44,6 +60,9 @@ pub struct EquivConfig {
     pub abs_tol: f64,
     /// Number of points at which expressions with free variables are compared.
     pub points: usize,
+    /// Whether answers that differ only in variable names match (`g(s)` and `g(t)`); off by
+    /// default, because a reward should see `x` where the problem asks for `x`.
+    pub rename_variables: bool,
 }
 
 impl Default for EquivConfig {
@@ -52,23 +71,63 @@ impl Default for EquivConfig {
             rel_tol: 1e-9,
             abs_tol: 1e-12,
             points: 5,
+            rename_variables: false,
         }
     }
 }
 
 /// The largest collection compared element by element.
 const MAX_ITEMS: usize = 256;
-/// How many alternatives `±` may expand into.
-const MAX_EXPANSIONS: usize = 16;
 /// The deepest nesting of collections compared.
 const MAX_NESTING: usize = 16;
+/// The most variable names renamed under [`EquivConfig::rename_variables`] (4! assignments).
+pub const MAX_RENAMED: usize = 4;
 
 /// Whether `pred` is equivalent to `gold` under the rules of the module docs.
 pub fn equivalent(gold: &Expr, pred: &Expr, cfg: &EquivConfig) -> bool {
-    equal(gold, pred, cfg, 0)
+    equal(gold, pred, cfg, 0) || (cfg.rename_variables && equal_renamed(gold, pred, cfg))
 }
 
-fn equal(g: &Expr, p: &Expr, cfg: &EquivConfig, depth: usize) -> bool {
+/// Rule 9: the prediction with its own variable names mapped onto the reference's.
+fn equal_renamed(gold: &Expr, pred: &Expr, cfg: &EquivConfig) -> bool {
+    let (mut gv, mut pv) = (BTreeSet::new(), BTreeSet::new());
+    gold.variables(&mut gv);
+    pred.variables(&mut pv);
+    let only_g: Vec<String> = gv.difference(&pv).cloned().collect();
+    let only_p: Vec<String> = pv.difference(&gv).cloned().collect();
+    if only_p.is_empty() || only_g.len() != only_p.len() || only_p.len() > MAX_RENAMED {
+        return false;
+    }
+    let mut order: Vec<usize> = (0..only_g.len()).collect();
+    loop {
+        let map: Vec<(String, String)> = only_p
+            .iter()
+            .zip(&order)
+            .map(|(from, &k)| (from.clone(), only_g[k].clone()))
+            .collect();
+        if equal(gold, &pred.rename(&map), cfg, 0) {
+            return true;
+        }
+        if !next_permutation(&mut order) {
+            return false;
+        }
+    }
+}
+
+/// Steps `v` to its next permutation in lexicographic order; `false` after the last.
+fn next_permutation(v: &mut [usize]) -> bool {
+    let Some(i) = (1..v.len()).rev().find(|&i| v[i - 1] < v[i]) else {
+        return false;
+    };
+    let Some(j) = (i..v.len()).rev().find(|&j| v[j] > v[i - 1]) else {
+        return false;
+    };
+    v.swap(i - 1, j);
+    v[i..].reverse();
+    true
+}
+
+pub(crate) fn equal(g: &Expr, p: &Expr, cfg: &EquivConfig, depth: usize) -> bool {
     if depth > MAX_NESTING {
         return false;
     }
@@ -77,26 +136,33 @@ fn equal(g: &Expr, p: &Expr, cfg: &EquivConfig, depth: usize) -> bool {
     }
     match (g, p) {
         (Expr::Text(a), Expr::Text(b)) => return a == b,
+        (Expr::Text(t), Expr::Var(v)) | (Expr::Var(v), Expr::Text(t)) => {
+            return t.trim_matches(['(', ')']) == v.to_lowercase();
+        }
         (Expr::Text(_), _) | (_, Expr::Text(_)) => return false,
         (Expr::Relation { .. }, Expr::Relation { .. }) => return relations_equal(g, p, cfg),
         _ => {}
     }
-    // `x = 5` answers `5`.
-    if let Some(side) = answer_side(p)
-        && !matches!(g, Expr::Relation { .. })
-    {
-        return equal(g, side, cfg, depth + 1);
+    // Matrix arithmetic, folded.
+    if let Some(m) = matrix::fold(p) {
+        return equal(g, &Expr::Matrix(m), cfg, depth + 1);
+    }
+    if let Some(m) = matrix::fold(g) {
+        return equal(&Expr::Matrix(m), p, cfg, depth + 1);
+    }
+    // `x = 5` answers `5`; a chain's last value, or its exact value before `\approx`.
+    if !matches!(g, Expr::Relation { .. }) && matches!(p, Expr::Relation { .. }) {
+        return answer_side(p).is_some_and(|side| equal(g, side, cfg, depth + 1))
+            || exact_before_approx(p).is_some_and(|side| equal(g, side, cfg, depth + 1))
+            || relation_as_interval(g, p, cfg, depth);
     }
     if let Some(side) = answer_side(g)
         && !matches!(p, Expr::Relation { .. })
     {
         return equal(side, p, cfg, depth + 1);
     }
-    // Inequalities against intervals.
-    if let (Some(gi), Some(pi)) = (as_interval(g), as_interval(p))
-        && (matches!(g, Expr::Relation { .. }) || matches!(p, Expr::Relation { .. }))
-    {
-        return equal(&gi, &pi, cfg, depth + 1);
+    if relation_as_interval(g, p, cfg, depth) {
+        return true;
     }
     // A pair against an interval; a tuple against a one-row or one-column matrix.
     if let (Expr::Interval { .. }, Some(iv)) = (g, pair_interval(p)) {
@@ -119,125 +185,13 @@ fn equal(g: &Expr, p: &Expr, cfg: &EquivConfig, depth: usize) -> bool {
     }
 }
 
-/// The value side of `x = v`, `v = x` or `x \in S`.
-fn answer_side(e: &Expr) -> Option<&Expr> {
-    let Expr::Relation { terms, ops } = e else {
-        return None;
-    };
-    if terms.len() != 2 || !matches!(ops[0], RelOp::Eq | RelOp::In | RelOp::Approx) {
-        return None;
-    }
-    let is_var = |e: &Expr| matches!(e, Expr::Var(_));
-    match (is_var(&terms[0]), is_var(&terms[1])) {
-        (true, false) => Some(&terms[1]),
-        (false, true) if ops[0] == RelOp::Eq => Some(&terms[0]),
-        (true, true) if ops[0] != RelOp::In => Some(&terms[1]),
-        _ => None,
-    }
-}
-
-/// An interval for an interval expression or an inequality on one bare variable.
-fn as_interval(e: &Expr) -> Option<Expr> {
-    let inf = || Expr::Const(Constant::Infinity);
-    let neg_inf = || Expr::Neg(Box::new(Expr::Const(Constant::Infinity)));
-    let iv = |lo: Expr, hi: Expr, lc: bool, hc: bool| Expr::Interval {
-        lo: Box::new(lo),
-        hi: Box::new(hi),
-        lo_closed: lc,
-        hi_closed: hc,
-    };
-    match e {
-        Expr::Interval { .. } => Some(e.clone()),
-        Expr::Tuple(_) | Expr::List(_) => pair_interval(e),
-        Expr::Relation { terms, ops } if terms.len() == 2 => {
-            let (var_left, v) = match (&terms[0], &terms[1]) {
-                (Expr::Var(_), v) if !matches!(v, Expr::Var(_)) => (true, v.clone()),
-                (v, Expr::Var(_)) if !matches!(v, Expr::Var(_)) => (false, v.clone()),
-                _ => return None,
-            };
-            // Normalise to `x op v`.
-            let op = if var_left { ops[0] } else { mirror(ops[0])? };
-            Some(match op {
-                RelOp::Lt => iv(neg_inf(), v, false, false),
-                RelOp::Le => iv(neg_inf(), v, false, true),
-                RelOp::Gt => iv(v, inf(), false, false),
-                RelOp::Ge => iv(v, inf(), true, false),
-                _ => return None,
-            })
+/// Inequalities against intervals (one side at least a relation).
+fn relation_as_interval(g: &Expr, p: &Expr, cfg: &EquivConfig, depth: usize) -> bool {
+    (matches!(g, Expr::Relation { .. }) || matches!(p, Expr::Relation { .. }))
+        && match (as_interval(g), as_interval(p)) {
+            (Some(gi), Some(pi)) => equal(&gi, &pi, cfg, depth + 1),
+            _ => false,
         }
-        Expr::Relation { terms, ops } if terms.len() == 3 && matches!(terms[1], Expr::Var(_)) => {
-            let closed = |op: RelOp| match op {
-                RelOp::Le | RelOp::Ge => Some(true),
-                RelOp::Lt | RelOp::Gt => Some(false),
-                _ => None,
-            };
-            let ascending =
-                matches!(ops[0], RelOp::Lt | RelOp::Le) && matches!(ops[1], RelOp::Lt | RelOp::Le);
-            let descending =
-                matches!(ops[0], RelOp::Gt | RelOp::Ge) && matches!(ops[1], RelOp::Gt | RelOp::Ge);
-            if ascending {
-                Some(iv(
-                    terms[0].clone(),
-                    terms[2].clone(),
-                    closed(ops[0])?,
-                    closed(ops[1])?,
-                ))
-            } else if descending {
-                Some(iv(
-                    terms[2].clone(),
-                    terms[0].clone(),
-                    closed(ops[1])?,
-                    closed(ops[0])?,
-                ))
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
-}
-
-fn mirror(op: RelOp) -> Option<RelOp> {
-    Some(match op {
-        RelOp::Lt => RelOp::Gt,
-        RelOp::Gt => RelOp::Lt,
-        RelOp::Le => RelOp::Ge,
-        RelOp::Ge => RelOp::Le,
-        RelOp::Eq => RelOp::Eq,
-        RelOp::Ne => RelOp::Ne,
-        RelOp::Approx => RelOp::Approx,
-        RelOp::In => return None,
-    })
-}
-
-fn relations_equal(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
-    let (Expr::Relation { terms: gt, ops: go }, Expr::Relation { terms: pt, ops: po }) = (g, p)
-    else {
-        return false;
-    };
-    if gt.len() != pt.len() {
-        return false;
-    }
-    let same = go == po && gt.iter().zip(pt).all(|(a, b)| scalar_equal(a, b, cfg));
-    let mirrored: Option<Vec<RelOp>> = po.iter().rev().map(|o| mirror(*o)).collect();
-    let reversed = mirrored.is_some_and(|m| m == *go)
-        && gt
-            .iter()
-            .zip(pt.iter().rev())
-            .all(|(a, b)| scalar_equal(a, b, cfg));
-    if same || reversed {
-        return true;
-    }
-    if let (Some(a), Some(b)) = (as_interval(g), as_interval(p)) {
-        return equal(&a, &b, cfg, 1);
-    }
-    // Equations: lhs - rhs proportional.
-    if gt.len() == 2 && go[0] == RelOp::Eq && po[0] == RelOp::Eq {
-        let dg = Expr::Sum(vec![gt[0].clone(), Expr::Neg(Box::new(gt[1].clone()))]);
-        let dp = Expr::Sum(vec![pt[0].clone(), Expr::Neg(Box::new(pt[1].clone()))]);
-        return proportional(&dg, &dp, cfg);
-    }
-    false
 }
 
 struct Collection {
@@ -250,6 +204,8 @@ enum CollectionKind {
     Set,
     Tuple,
     List,
+    /// The readings of an expression with `±`: order-free, and a tuple may list them.
+    Alternatives,
 }
 
 fn collection(e: &Expr) -> Option<Collection> {
@@ -268,7 +224,7 @@ fn collection(e: &Expr) -> Option<Collection> {
         e if contains_pm(e) => {
             let mut v = expand_pm(e);
             v.dedup();
-            (v, CollectionKind::Set)
+            (v, CollectionKind::Alternatives)
         }
         _ => return None,
     };
@@ -290,6 +246,10 @@ fn collections_equal(g: &Collection, p: &Collection, cfg: &EquivConfig, depth: u
         (g.kind, p.kind),
         (Tuple, Tuple) | (Tuple, List) | (List, Tuple)
     );
+    if matches!((g.kind, p.kind), (Tuple, Set) | (Set, Tuple)) {
+        // An ordered tuple is not a set, even with the same elements.
+        return false;
+    }
     if ordered {
         return g.items.len() == p.items.len()
             && g.items
@@ -340,6 +300,10 @@ fn structured_equal(g: &Expr, p: &Expr, cfg: &EquivConfig, depth: usize) -> bool
                 hi_closed: dc,
             },
         ) => ac == cc && bc == dc && scalar_equal(a, c, cfg) && scalar_equal(b, d, cfg),
+        (Expr::Ratio(a), Expr::Ratio(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| equal(x, y, cfg, depth + 1))
+        }
+        (Expr::Ratio(_), _) | (_, Expr::Ratio(_)) => false,
         (Expr::Matrix(a), Expr::Matrix(b)) => {
             a.len() == b.len()
                 && a.iter().zip(b).all(|(r, s)| {
@@ -355,7 +319,7 @@ fn structured_equal(g: &Expr, p: &Expr, cfg: &EquivConfig, depth: usize) -> bool
 }
 
 /// A pair `(a, b)` (tuple or bare list) read as the open interval `(a, b)`.
-fn pair_interval(e: &Expr) -> Option<Expr> {
+pub(crate) fn pair_interval(e: &Expr) -> Option<Expr> {
     match e {
         Expr::Tuple(v) | Expr::List(v) if v.len() == 2 => Some(Expr::Interval {
             lo: Box::new(v[0].clone()),
@@ -368,16 +332,38 @@ fn pair_interval(e: &Expr) -> Option<Expr> {
 }
 
 /// Compares two values (or two expressions in free variables); a percentage also matches
-/// its number.
-fn scalar_equal(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
+/// its number, and a decimal prediction a reference it rounds or truncates (rule 6).
+pub(crate) fn scalar_equal(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
     if g == p || values_match(g, p, cfg) {
         return true;
     }
     match (g, p) {
         (Expr::Percent(x), _) => values_match(x, p, cfg),
         (_, Expr::Percent(x)) => values_match(g, x, cfg),
-        _ => false,
+        _ => decimal_for_exact(g, p),
     }
+}
+
+/// Rule 6: `p` is a decimal literal (or its negation) standing for `g`'s value.
+fn decimal_for_exact(g: &Expr, p: &Expr) -> bool {
+    let (negated, (q, places)) = match p {
+        Expr::Decimal(q, k) => (false, (q, *k)),
+        Expr::Neg(inner) => match inner.as_ref() {
+            Expr::Decimal(q, k) => (true, (q, *k)),
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let mut vars = BTreeSet::new();
+    g.variables(&mut vars);
+    if !vars.is_empty() {
+        return false;
+    }
+    let Ok(value) = eval(g, &[]) else {
+        return false;
+    };
+    let q = if negated { -q.clone() } else { q.clone() };
+    rounding::stands_for(&q, places, &value)
 }
 
 /// A tuple or a one-row/one-column matrix, as a vector of elements.
@@ -399,7 +385,7 @@ fn values_match(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
     if vars.is_empty() {
         return match (eval(g, &[]), eval(p, &[])) {
             (Ok(a), Ok(b)) => values_equal(&a, &b, cfg.rel_tol, cfg.abs_tol),
-            _ => g == p,
+            _ => same_up_to_order(g, p),
         };
     }
     let vars: Vec<String> = vars.into_iter().collect();
@@ -417,372 +403,33 @@ fn values_match(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
             _ => return false,
         }
     }
-    agreed >= 2 || g == p
+    agreed >= 2 || same_up_to_order(g, p)
 }
 
-/// Whether `a` is a non-zero constant multiple of `b` at the sample points.
-fn proportional(a: &Expr, b: &Expr, cfg: &EquivConfig) -> bool {
-    let mut vars = BTreeSet::new();
-    a.variables(&mut vars);
-    b.variables(&mut vars);
-    let vars: Vec<String> = vars.into_iter().collect();
-    let mut ratio: Option<Value> = None;
-    let mut agreed = 0;
-    for k in 0..cfg.points {
-        let env = sample_point(&vars, k);
-        let (Ok(x), Ok(y)) = (eval(a, &env), eval(b, &env)) else {
-            continue;
-        };
-        if x.is_zero() && y.is_zero() {
-            continue;
-        }
-        let Ok(r) = x.div(&y) else {
-            return false;
-        };
-        if r.is_zero() {
-            return false;
-        }
-        match &ratio {
-            Some(prev) if !values_equal(prev, &r, cfg.rel_tol, cfg.abs_tol) => return false,
-            Some(_) => {}
-            None => ratio = Some(r),
-        }
-        agreed += 1;
-    }
-    agreed >= 2
+/// Structural equality with the terms of every sum and the factors of every product sorted
+/// (for values that cannot be evaluated: `10^{10^{10}} + 1` and `1 + 10^{10^{10}}`).
+fn same_up_to_order(g: &Expr, p: &Expr) -> bool {
+    g == p || canonical(g) == canonical(p)
 }
 
-/// The `k`-th sample point: each variable gets a different small rational, away from 0 and
-/// ±1 so that `x/x`-style cancellations and sign errors show.
-fn sample_point(vars: &[String], k: usize) -> Vec<(String, Value)> {
-    const NUMS: [(i64, i64); 9] = [
-        (7, 3),
-        (-5, 11),
-        (13, 7),
-        (3, 17),
-        (-17, 13),
-        (11, 5),
-        (19, 23),
-        (-23, 19),
-        (29, 6),
-    ];
-    vars.iter()
-        .enumerate()
-        .map(|(j, v)| {
-            let (n, d) = NUMS[(k * 2 + j * 5) % NUMS.len()];
-            let shift = BigRational::from_integer(BigInt::from(j as i64));
-            let q = BigRational::new(BigInt::from(n), BigInt::from(d)) + shift;
-            (v.clone(), Value::Exact(q))
-        })
-        .collect()
-}
-
-fn contains_pm(e: &Expr) -> bool {
+fn canonical(e: &Expr) -> Expr {
+    let sorted = |mut v: Vec<Expr>| {
+        v.sort_by_cached_key(|x| format!("{x:?}"));
+        v
+    };
     match e {
-        Expr::PlusMinus(..) => true,
-        Expr::Neg(a) | Expr::Func(_, a) | Expr::Factorial(a) | Expr::Percent(a) => contains_pm(a),
-        Expr::Pow(a, b) | Expr::Log(a, b) | Expr::Root(a, b) => contains_pm(a) || contains_pm(b),
-        Expr::Sum(v) => v.iter().any(contains_pm),
-        Expr::Product(v) => v.iter().any(|(e, _)| contains_pm(e)),
-        _ => false,
-    }
-}
-
-/// All readings of an expression with `±` (capped at [`MAX_EXPANSIONS`]).
-fn expand_pm(e: &Expr) -> Vec<Expr> {
-    if !contains_pm(e) {
-        return vec![e.clone()];
-    }
-    let bx = Box::new;
-    let mut out = match e {
-        Expr::PlusMinus(a, b) => {
-            let mut v = Vec::new();
-            for x in expand_pm(a) {
-                for y in expand_pm(b) {
-                    v.push(Expr::Sum(vec![x.clone(), y.clone()]));
-                    v.push(Expr::Sum(vec![x.clone(), Expr::Neg(bx(y))]));
-                }
-            }
-            v
-        }
-        Expr::Neg(a) => expand_pm(a).into_iter().map(|x| Expr::Neg(bx(x))).collect(),
-        Expr::Func(f, a) => expand_pm(a)
-            .into_iter()
-            .map(|x| Expr::Func(*f, bx(x)))
-            .collect(),
-        Expr::Factorial(a) => expand_pm(a)
-            .into_iter()
-            .map(|x| Expr::Factorial(bx(x)))
-            .collect(),
-        Expr::Percent(a) => expand_pm(a)
-            .into_iter()
-            .map(|x| Expr::Percent(bx(x)))
-            .collect(),
-        Expr::Pow(a, b) | Expr::Log(a, b) | Expr::Root(a, b) => {
-            let mut v = Vec::new();
-            for x in expand_pm(a) {
-                for y in expand_pm(b) {
-                    v.push(match e {
-                        Expr::Pow(..) => Expr::Pow(bx(x.clone()), bx(y)),
-                        Expr::Log(..) => Expr::Log(bx(x.clone()), bx(y)),
-                        _ => Expr::Root(bx(x.clone()), bx(y)),
-                    });
-                }
-            }
-            v
-        }
-        Expr::Sum(items) => {
-            let mut acc: Vec<Vec<Expr>> = vec![Vec::new()];
-            for it in items {
-                let opts = expand_pm(it);
-                acc = acc
-                    .into_iter()
-                    .flat_map(|prefix| {
-                        opts.iter()
-                            .map(move |o| [prefix.clone(), vec![o.clone()]].concat())
-                    })
-                    .take(MAX_EXPANSIONS)
-                    .collect();
-            }
-            acc.into_iter().map(Expr::Sum).collect()
-        }
+        Expr::Sum(items) => Expr::Sum(sorted(items.iter().map(canonical).collect())),
         Expr::Product(items) => {
-            let mut acc: Vec<Vec<(Expr, bool)>> = vec![Vec::new()];
-            for (it, div) in items {
-                let opts = expand_pm(it);
-                acc = acc
-                    .into_iter()
-                    .flat_map(|prefix| {
-                        opts.iter()
-                            .map(move |o| [prefix.clone(), vec![(o.clone(), *div)]].concat())
-                    })
-                    .take(MAX_EXPANSIONS)
-                    .collect();
-            }
-            acc.into_iter().map(Expr::Product).collect()
+            let mut v: Vec<(Expr, bool)> = items.iter().map(|(x, d)| (canonical(x), *d)).collect();
+            v.sort_by_cached_key(|x| format!("{x:?}"));
+            Expr::Product(v)
         }
-        other => vec![other.clone()],
-    };
-    out.truncate(MAX_EXPANSIONS);
-    out
-}
-
-fn undefined(reason: &str) -> RewardError {
-    RewardError::Undefined {
-        reason: reason.to_string(),
+        Expr::Neg(a) => Expr::Neg(Box::new(canonical(a))),
+        Expr::Pow(a, b) => Expr::Pow(Box::new(canonical(a)), Box::new(canonical(b))),
+        Expr::Func(f, a) => Expr::Func(*f, Box::new(canonical(a))),
+        Expr::Factorial(a) => Expr::Factorial(Box::new(canonical(a))),
+        other => other.clone(),
     }
-}
-
-/// Evaluates an expression, with free variables bound by `env`. Exact where the operations
-/// allow it; see [`Value`].
-pub fn eval(e: &Expr, env: &[(String, Value)]) -> Result<Value> {
-    Ok(match e {
-        Expr::Num(q) => Value::Exact(q.clone()),
-        Expr::Const(Constant::Pi) => Value::Approx {
-            re: std::f64::consts::PI,
-            im: 0.0,
-        },
-        Expr::Const(Constant::E) => Value::Approx {
-            re: std::f64::consts::E,
-            im: 0.0,
-        },
-        Expr::Const(Constant::I) => Value::Approx { re: 0.0, im: 1.0 },
-        Expr::Const(Constant::Infinity) => Value::Infinity(false),
-        Expr::Var(name) => env
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .ok_or_else(|| undefined("a free variable"))?,
-        Expr::Neg(a) => eval(a, env)?.neg(),
-        Expr::Sum(items) => {
-            let mut acc = number::int(0);
-            for it in items {
-                acc = acc.add(&eval(it, env)?)?;
-            }
-            acc
-        }
-        Expr::Product(items) => {
-            let mut acc = number::int(1);
-            for (it, div) in items {
-                let v = eval(it, env)?;
-                acc = if *div { acc.div(&v)? } else { acc.mul(&v)? };
-            }
-            acc
-        }
-        Expr::Pow(a, b) => {
-            let base = eval(a, env)?;
-            let exp = eval(b, env)?;
-            if let (Expr::Const(Constant::E), false) = (a.as_ref(), exp.is_zero()) {
-                return exp_value(&exp);
-            }
-            base.pow(&exp)?
-        }
-        Expr::Root(index, x) => {
-            let n = eval(index, env)?;
-            let v = eval(x, env)?;
-            let Value::Exact(nq) = &n else {
-                return Err(undefined("a root of non-rational index"));
-            };
-            if nq.is_zero() {
-                return Err(undefined("a zeroth root"));
-            }
-            let odd = nq.is_integer() && nq.numer().to_i64().is_some_and(|k| k % 2 != 0);
-            if odd && v.sign_real().is_ok_and(|s| s < 0) {
-                v.neg().pow(&Value::Exact(nq.recip()))?.neg()
-            } else {
-                v.pow(&Value::Exact(nq.recip()))?
-            }
-        }
-        Expr::Func(f, a) => func(*f, &eval(a, env)?)?,
-        Expr::Log(base, x) => log(&eval(base, env)?, &eval(x, env)?)?,
-        Expr::Factorial(a) => eval(a, env)?.factorial()?,
-        Expr::Percent(a) => eval(a, env)?.div(&number::int(100))?,
-        Expr::PlusMinus(..) => return Err(undefined("± has two values")),
-        Expr::Tuple(_)
-        | Expr::List(_)
-        | Expr::Set(_)
-        | Expr::Interval { .. }
-        | Expr::Union(_)
-        | Expr::Matrix(_)
-        | Expr::Relation { .. }
-        | Expr::Text(_) => return Err(undefined("not a number")),
-    })
-}
-
-fn exp_value(x: &Value) -> Result<Value> {
-    if x.is_zero() {
-        return Ok(number::int(1));
-    }
-    let (re, im) = x.to_complex().ok_or_else(|| undefined("exp of infinity"))?;
-    if re > 709.0 {
-        return Err(RewardError::TooLarge {
-            what: "exp overflow".into(),
-        });
-    }
-    let m = re.exp();
-    Ok(Value::Approx {
-        re: m * im.cos(),
-        im: m * im.sin(),
-    })
-}
-
-fn real(v: &Value) -> Result<f64> {
-    match v.to_complex() {
-        Some((re, 0.0)) => Ok(re),
-        _ => Err(undefined("a real function of a complex or infinite value")),
-    }
-}
-
-fn approx_real(x: f64) -> Result<Value> {
-    if x.is_finite() {
-        Ok(Value::Approx { re: x, im: 0.0 })
-    } else {
-        Err(undefined("outside the function's domain"))
-    }
-}
-
-fn func(f: Func, v: &Value) -> Result<Value> {
-    if v.is_zero() {
-        match f {
-            Func::Sin
-            | Func::Tan
-            | Func::Asin
-            | Func::Atan
-            | Func::Sinh
-            | Func::Tanh
-            | Func::Abs => {
-                return Ok(number::int(0));
-            }
-            Func::Cos | Func::Cosh | Func::Exp | Func::Sec => return Ok(number::int(1)),
-            Func::Ln | Func::Cot | Func::Csc => return Err(undefined("a pole at 0")),
-            _ => {}
-        }
-    }
-    match (f, v) {
-        (Func::Abs, Value::Exact(q)) => return Ok(Value::Exact(q.abs())),
-        (Func::Abs, Value::Infinity(_)) => return Ok(Value::Infinity(false)),
-        (Func::Abs, Value::Approx { re, im }) => return approx_real((re * re + im * im).sqrt()),
-        (Func::Floor, Value::Exact(q)) => return Ok(Value::Exact(q.floor())),
-        (Func::Ceil, Value::Exact(q)) => return Ok(Value::Exact(q.ceil())),
-        (Func::Ln, Value::Exact(q)) if q.is_one() => return Ok(number::int(0)),
-        (Func::Exp, _) => return exp_value(v),
-        (Func::Ln, _) => {
-            let (re, im) = v.to_complex().ok_or_else(|| undefined("ln of infinity"))?;
-            if im == 0.0 && re > 0.0 {
-                return approx_real(re.ln());
-            }
-            let r = (re * re + im * im).sqrt();
-            if r == 0.0 {
-                return Err(undefined("ln 0"));
-            }
-            return Ok(Value::Approx {
-                re: r.ln(),
-                im: im.atan2(re),
-            });
-        }
-        _ => {}
-    }
-    let x = real(v)?;
-    let y = match f {
-        Func::Sin => x.sin(),
-        Func::Cos => x.cos(),
-        Func::Tan => x.tan(),
-        Func::Cot => 1.0 / x.tan(),
-        Func::Sec => 1.0 / x.cos(),
-        Func::Csc => 1.0 / x.sin(),
-        Func::Asin => x.asin(),
-        Func::Acos => x.acos(),
-        Func::Atan => x.atan(),
-        Func::Sinh => x.sinh(),
-        Func::Cosh => x.cosh(),
-        Func::Tanh => x.tanh(),
-        Func::Floor => return exact_from_f64(x.floor()),
-        Func::Ceil => return exact_from_f64(x.ceil()),
-        Func::Ln | Func::Exp | Func::Abs => return Err(undefined("unreachable function case")),
-    };
-    approx_real(y)
-}
-
-fn exact_from_f64(x: f64) -> Result<Value> {
-    BigRational::from_float(x)
-        .map(Value::Exact)
-        .ok_or_else(|| undefined("a non-finite value"))
-}
-
-/// `log_b x`: an exact integer (or its negative) when `x` is an integral power of `b`.
-fn log(b: &Value, x: &Value) -> Result<Value> {
-    if let (Value::Exact(bq), Value::Exact(xq)) = (b, x)
-        && bq.is_positive()
-        && xq.is_positive()
-        && !bq.is_one()
-    {
-        if xq.is_one() {
-            return Ok(number::int(0));
-        }
-        let (big, inverted) = if (*xq > BigRational::one()) == (*bq > BigRational::one()) {
-            (xq.clone(), false)
-        } else {
-            (xq.recip(), true)
-        };
-        let mut acc = bq.clone();
-        for k in 1..=4096i64 {
-            if acc == big {
-                return Ok(number::int(if inverted { -k } else { k }));
-            }
-            if acc.numer().bits() > big.numer().bits() + 1
-                && acc.denom().bits() > big.denom().bits() + 1
-            {
-                break;
-            }
-            if acc.numer().bits() > number::MAX_BITS {
-                break;
-            }
-            acc *= bq;
-        }
-    }
-    let lx = func(Func::Ln, x)?;
-    let lb = func(Func::Ln, b)?;
-    lx.div(&lb)
 }
 
 #[cfg(test)]

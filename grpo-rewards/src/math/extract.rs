@@ -24,18 +24,22 @@ pub enum ExtractRule {
     /// The whole completion, when it is one short line that parses as math or is a plain
     /// word answer (a bare `\frac{1}{2}` or `(1, 2]` with no marker around it).
     Whole,
-    /// The last number in the text.
+    /// The last math span (`$…$`, `$$…$$`, `\(…\)`, `\[…\]`) or matrix environment in the
+    /// text, when no number follows it (long reasoning that ends with its answer in LaTeX).
+    LastMath,
+    /// The last number in the text that is not glued inside a word (`XQ7Z` has none).
     LastNumber,
 }
 
 /// The default priority: answer tag, boxed, `####`, "the answer is", the whole (short)
-/// completion, last number.
+/// completion, the last math span, last number.
 pub const DEFAULT_RULES: &[ExtractRule] = &[
     ExtractRule::AnswerTag,
     ExtractRule::Boxed,
     ExtractRule::Gsm8k,
     ExtractRule::AnswerIs,
     ExtractRule::Whole,
+    ExtractRule::LastMath,
     ExtractRule::LastNumber,
 ];
 
@@ -72,10 +76,11 @@ pub fn extract(completion: &str, rules: &[ExtractRule]) -> Option<Extracted> {
                     .collect();
                 extract(inner, &rest).map_or_else(|| clean_answer(inner), |e| e.text)
             }),
-            ExtractRule::Boxed => last_boxed(completion).map(clean_answer),
+            ExtractRule::Boxed => boxed_answers(completion),
             ExtractRule::Gsm8k => gsm8k(completion).map(clean_answer),
-            ExtractRule::AnswerIs => answer_is(completion).map(clean_answer),
+            ExtractRule::AnswerIs => answer_is(completion).map(|a| prose_answer(clean_answer(a))),
             ExtractRule::Whole => whole(completion),
+            ExtractRule::LastMath => last_math(completion).map(clean_answer),
             ExtractRule::LastNumber => last_number(completion).map(|s| clean_answer(&s)),
         };
         if let Some(text) = found.filter(|t| !t.is_empty()) {
@@ -107,8 +112,16 @@ fn answer_tag(s: &str) -> Option<&str> {
     Some(s[start..start + end].trim())
 }
 
+/// The most `\boxed{}` answers read together.
+pub const MAX_BOXED: usize = 16;
+
 /// The content of the last balanced `\boxed{…}` / `\fbox{…}` (also `\boxed 5`).
 pub fn last_boxed(s: &str) -> Option<&str> {
+    last_boxed_span(s).map(|(_, inner, _)| inner)
+}
+
+/// The last boxed answer as (start of the command, content, end of the group).
+fn last_boxed_span(s: &str) -> Option<(usize, &str, usize)> {
     let mut search_end = s.len();
     // A few tries backwards, so one unbalanced `\boxed{` at the end does not hide an earlier
     // answer, without quadratic behaviour on adversarial input.
@@ -122,21 +135,168 @@ pub fn last_boxed(s: &str) -> Option<&str> {
         };
         let after = &s[at + len..];
         let trimmed = after.trim_start();
+        let offset = s.len() - trimmed.len();
         if trimmed.starts_with('{') {
             if let Some(inner) = balanced_group(trimmed) {
-                return Some(inner);
+                return Some((at, inner, offset + inner.len() + 2));
             }
         } else if after.starts_with(' ') {
             let end = trimmed
                 .find(|c: char| c.is_whitespace() || c == '$')
                 .unwrap_or(trimmed.len());
             if end > 0 {
-                return Some(&trimmed[..end]);
+                return Some((at, &trimmed[..end], offset + end));
             }
         }
         search_end = at;
     }
     None
+}
+
+/// The last boxed answer, together with the boxes right before it that only connectors
+/// separate (`x = \boxed{2}` and `x = \boxed{5}` is the list `2, 5`).
+fn boxed_answers(s: &str) -> Option<String> {
+    let (mut start, inner, _) = last_boxed_span(s)?;
+    let mut parts = vec![clean_answer(inner)];
+    while parts.len() < MAX_BOXED {
+        let Some((prev_start, prev_inner, prev_end)) = last_boxed_span(&s[..start]) else {
+            break;
+        };
+        if prev_end > start || !only_connectors(&s[prev_end..start]) {
+            break;
+        }
+        parts.push(clean_answer(prev_inner));
+        start = prev_start;
+    }
+    parts.retain(|p| !p.is_empty());
+    parts.reverse();
+    // A restated box (`\boxed{5}. \boxed{5}`) is one answer.
+    let mut unique: Vec<String> = Vec::with_capacity(parts.len());
+    for p in parts {
+        if !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    Some(unique.join(", "))
+}
+
+/// Whether the text between two boxed answers only joins them: commas, `and`/`or`, math
+/// delimiters, spacing, and a one-letter label with `=` (`$ and $x = `).
+fn only_connectors(between: &str) -> bool {
+    if between.len() > 60 {
+        return false;
+    }
+    let mut t = between.to_string();
+    for noise in [
+        "\\text{",
+        "\\mathrm{",
+        "\\qquad",
+        "\\quad",
+        "\\(",
+        "\\)",
+        "\\[",
+        "\\]",
+        "\\,",
+        "$",
+        "}",
+    ] {
+        t = t.replace(noise, " ");
+    }
+    t.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '=' | '.'))
+        .filter(|w| !w.is_empty())
+        .all(|w| {
+            matches!(w, "and" | "or" | "also")
+                || (w.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && (w.len() == 1
+                        || w.as_bytes().get(1) == Some(&b'_')
+                            && w.len() <= 4
+                            && w[2..].chars().all(|c| c.is_ascii_alphanumeric())))
+        })
+}
+
+/// An "answer is" sentence that is prose (`the largest k is 17`): its last math span or its
+/// last number; kept as it is when it reads as math or a short text answer.
+fn prose_answer(text: String) -> String {
+    let reads = match parse_answer(&text) {
+        Ok(crate::math::parse::Expr::Text(t)) => t.split(' ').count() <= MAX_WHOLE_WORDS,
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    if reads {
+        return text;
+    }
+    last_math(&text)
+        .map(clean_answer)
+        .or_else(|| last_number(&text).map(|n| clean_answer(&n)))
+        .unwrap_or(text)
+}
+
+/// The content of the last `$…$`, `$$…$$`, `\(…\)` or `\[…\]` span, or the last matrix
+/// environment (with its `\left[ … \right]`), when no digit follows it in the text.
+fn last_math(s: &str) -> Option<&str> {
+    let mut best: Option<(usize, &str)> = last_dollar_span(s);
+    for (open, close) in [("\\(", "\\)"), ("\\[", "\\]")] {
+        if let Some(c) = s.rfind(close)
+            && let Some(o) = s[..c].rfind(open)
+        {
+            let (end, inner) = (c + close.len(), &s[o + open.len()..c]);
+            if best.is_none_or(|(e, _)| end > e) {
+                best = Some((end, inner));
+            }
+        }
+    }
+    for env in [
+        "pmatrix", "bmatrix", "array", "matrix", "vmatrix", "Bmatrix",
+    ] {
+        let end_tag = format!("\\end{{{env}}}");
+        let begin_tag = format!("\\begin{{{env}}}");
+        let Some(e) = s.rfind(&end_tag) else {
+            continue;
+        };
+        let Some(mut b) = s[..e].rfind(&begin_tag) else {
+            continue;
+        };
+        let mut end = e + end_tag.len();
+        for (left, right) in [("\\left[", "\\right]"), ("\\left(", "\\right)")] {
+            if s[..b].trim_end().ends_with(left) && s[end..].trim_start().starts_with(right) {
+                b = s[..b].trim_end().len() - left.len();
+                end = s.len() - s[end..].trim_start().len() + right.len();
+            }
+        }
+        if best.is_none_or(|(e, _)| end > e) {
+            best = Some((end, &s[b..end]));
+        }
+    }
+    let (end, inner) = best?;
+    let inner = inner.trim();
+    (!inner.is_empty() && !s[end..].bytes().any(|c| c.is_ascii_digit())).then_some(inner)
+}
+
+/// The last `$…$` or `$$…$$` span as (end, content); `\$` is a dollar sign, not a delimiter.
+fn last_dollar_span(s: &str) -> Option<(usize, &str)> {
+    let b = s.as_bytes();
+    let mut open: Option<(usize, usize)> = None; // (delimiter length, content start)
+    let mut last = None;
+    let mut k = 0;
+    while k < b.len() {
+        match b[k] {
+            b'\\' => k += 1,
+            b'$' => {
+                let len = if b.get(k + 1) == Some(&b'$') { 2 } else { 1 };
+                match open {
+                    Some((l, start)) if l == len => {
+                        last = Some((k + len, &s[start..k]));
+                        open = None;
+                    }
+                    _ => open = Some((len, k + len)),
+                }
+                k += len - 1;
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    last
 }
 
 /// The content of the `{…}` group that `s` starts with, honouring `\{` and `\}`.
@@ -202,25 +362,47 @@ fn sentence_end(line: &str) -> usize {
     line.len()
 }
 
-/// The last number in the text (`-1,234.5`, `3/4`), with its sign.
+/// The last number in the text (`-1,234.5`, `3/4`, `12 500`), with its sign; a number
+/// glued to a letter before it (`XQ7Z`, `H2O`) is skipped.
 fn last_number(s: &str) -> Option<String> {
     let b = s.as_bytes();
-    let last_digit = b.iter().rposition(u8::is_ascii_digit)?;
-    let mut start = last_digit;
-    while start > 0 {
-        let c = b[start - 1];
-        let is_sep =
-            (c == b',' || c == b'.' || c == b'/') && start >= 2 && b[start - 2].is_ascii_digit();
-        if c.is_ascii_digit() || is_sep {
-            start -= 1;
-        } else {
-            break;
+    let mut limit = b.len();
+    loop {
+        let last_digit = b[..limit].iter().rposition(u8::is_ascii_digit)?;
+        let mut start = last_digit;
+        while start > 0 {
+            let c = b[start - 1];
+            let is_sep = (c == b',' || c == b'.' || c == b'/')
+                && start >= 2
+                && b[start - 2].is_ascii_digit();
+            // `12 500`: a space before a group of exactly three digits.
+            let is_space_sep = c == b' '
+                && start >= 2
+                && b[start - 2].is_ascii_digit()
+                && b[start..].iter().take_while(|d| d.is_ascii_digit()).count() == 3;
+            if c.is_ascii_digit() || is_sep || is_space_sep {
+                start -= 1;
+            } else {
+                break;
+            }
         }
+        if start > 0 && b[start - 1].is_ascii_alphabetic() {
+            limit = start;
+            continue;
+        }
+        let mut number = &s[start..=last_digit];
+        // A space-grouped number needs a first group of one to three digits.
+        if let Some((first, _)) = number.split_once(' ')
+            && !(1..=3).contains(&first.len())
+        {
+            number = number.rsplit(' ').next().unwrap_or(number);
+            return Some(number.to_string());
+        }
+        if start > 0 && b[start - 1] == b'-' {
+            return Some(format!("-{number}"));
+        }
+        return Some(number.to_string());
     }
-    if start > 0 && b[start - 1] == b'-' {
-        start -= 1;
-    }
-    Some(s[start..=last_digit].to_string())
 }
 
 /// Cleans an extracted answer for the parser: strips `$…$`, `\(…\)`, `\[…\]`, an inner
@@ -264,7 +446,11 @@ pub fn clean_answer(raw: &str) -> String {
             out = out.replace(from, to);
         }
     }
-    let out = strip_unit_words(out.trim());
+    // `19, 46, and 82`: the `and` became a comma next to a comma.
+    while out.contains(", ,") || out.contains(",,") {
+        out = out.replace(", ,", ",").replace(",,", ",");
+    }
+    let out = strip_unit_words(out.trim().trim_start_matches(',').trim());
     out.trim().trim_end_matches(['.', ';']).trim().to_string()
 }
 

@@ -1,14 +1,20 @@
 //! The math answer checker: extraction → parsing → equivalence.
 //!
-//! - [`extract`] finds the final answer in a completion (`<answer>`, `\boxed{}`, `#### N`,
-//!   "the answer is", last number; configurable priority) and cleans it.
+//! - [`extract`] finds the final answer in a completion (`<answer>`, `\boxed{}` (several
+//!   joined by `and` or commas read as a list), `#### N`, "the answer is", the last `$…$`,
+//!   `\(…\)`, `\[…\]` or matrix in prose, last number; configurable priority) and cleans it.
 //! - [`parse`] turns LaTeX or plain math into an [`Expr`] tree, linear-time, with caps on
-//!   length and nesting.
+//!   length and nesting (numbers as people write them: `12 500`, `12,\!500`, `3,75`).
 //! - [`equiv`] decides equivalence: exact big-rational arithmetic whenever the values are
 //!   rational (no float false positives on near-equal values), a relative tolerance only
 //!   for irrational or complex values, evaluation at sample points for expressions with
 //!   variables, order-free sets, structure-aware intervals, tuples and matrices. The rules
 //!   are listed in [`equiv`]'s docs.
+//! - [`eval`] evaluates a tree to an exact rational where it can, a complex float where the
+//!   value is irrational or complex.
+//! - [`relation`] (labelled answers, chains, inequalities), [`matrix`] (matrix arithmetic),
+//!   [`rounding`] (a decimal for an exact value) and [`plusminus`] (`±`) are the parts of
+//!   [`equiv`] with rules of their own.
 //!
 //! Nothing here panics or hangs on any input: huge exponents (`10^{10^{10}}`), huge
 //! factorials, deep nesting and megabyte strings give a verdict quickly.
@@ -20,12 +26,23 @@
 //! assert!(check.correct);
 //! assert_eq!(check.extracted.as_deref(), Some("0.5"));
 //! assert!(!checker.check("1/2^{99}", r"\boxed{1/2^{98}}").correct);
+//! assert!(checker.check(r"\frac{3}{7}", r"\boxed{0.4286}").correct);
+//! assert!(checker.check("(2,9)", r"\boxed{(m,n) = (2,9)}").correct);
+//! assert!(!checker.check("(4,2)", r"\boxed{\{2,4\}}").correct);
 //! ```
+//!
+//! `cargo run --release -p grpo-benches --bin math_fuzz -- --inputs 10000000` fuzzes the
+//! parser and the checker with generated and mutated inputs.
 
 pub mod equiv;
+pub mod eval;
 pub mod extract;
+pub mod matrix;
 pub mod number;
 pub mod parse;
+pub mod plusminus;
+pub mod relation;
+pub mod rounding;
 
 use futures::future::BoxFuture;
 use grpo_tasks::Task;
@@ -176,6 +193,18 @@ impl MathChecker {
             .answers
             .iter()
             .any(|g| equivalent(&g.expr, &pred, &self.config.equiv))
+        {
+            return correct(found.text, reference);
+        }
+        // `2,3` reads as 2.3 on its own; against a reference that is a collection it may
+        // list two answers.
+        if matches!(pred, Expr::Decimal(..) | Expr::Neg(_) | Expr::Num(_))
+            && found.text.contains(',')
+            && let Ok(items) = parse_answer(&found.text.replace(',', ", "))
+            && gold.answers.iter().any(|g| {
+                matches!(g.expr, Expr::List(_) | Expr::Set(_) | Expr::Tuple(_))
+                    && equivalent(&g.expr, &items, &self.config.equiv)
+            })
         {
             return correct(found.text, reference);
         }

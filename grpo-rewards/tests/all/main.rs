@@ -3,7 +3,9 @@
 //! One test binary per crate (each topic a module), so the crate and its dependencies link once.
 
 mod math;
+mod math_forms;
 mod math_fuzz;
+mod math_rules;
 #[cfg(feature = "sandbox")]
 mod sandbox;
 #[cfg(feature = "sandbox")]

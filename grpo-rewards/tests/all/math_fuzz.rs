@@ -52,6 +52,20 @@ fn fragment() -> impl Strategy<Value = String> {
         Just("\\log_".to_string()),
         Just(".".to_string()),
         Just("$".to_string()),
+        Just("$$".to_string()),
+        Just("\\(".to_string()),
+        Just("\\)".to_string()),
+        Just("3,75".to_string()),
+        Just("12 500".to_string()),
+        Just("12,\\!500".to_string()),
+        Just(":".to_string()),
+        Just("\\approx".to_string()),
+        Just("\\boxed{2} and \\boxed{5}".to_string()),
+        Just("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}".to_string()),
+        Just("^{8}".to_string()),
+        Just("(m,n) = ".to_string()),
+        Just("f(x) = ".to_string()),
+        Just("0.4286".to_string()),
         "[0-9]{1,6}".prop_map(|s| s),
         "[+*/-]".prop_map(|s| s),
         "\\PC{0,3}".prop_map(|s| s),
@@ -111,6 +125,31 @@ proptest! {
         prop_assert!(on);
     }
 
+    /// A decimal written to `k` places stands for a non-terminating `p/q` exactly when it is
+    /// `p/q` truncated or rounded to `k` places; its neighbours in the last place do not.
+    #[test]
+    fn decimals_match_only_their_rounding(p in 1i64..100_000, q in 2i64..10_000, k in 3u32..9) {
+        let mut d = q / gcd(p, q);
+        for f in [2, 5] {
+            while d % f == 0 {
+                d /= f;
+            }
+        }
+        prop_assume!(d != 1); // terminating decimals must be written exactly
+        let scaled = p as i128 * 10i128.pow(k);
+        let truncated = scaled / q as i128;
+        let rounded = (2 * scaled + q as i128) / (2 * q as i128);
+        prop_assume!(truncated >= 100); // three significant digits
+        let checker = MathChecker::default();
+        let gold = format!("\\frac{{{p}}}{{{q}}}");
+        for c in [truncated - 1, truncated, truncated + 1, truncated + 2] {
+            let scale = 10i128.pow(k);
+            let dec = format!("{}.{:0width$}", c / scale, c % scale, width = k as usize);
+            let got = checker.check(&gold, &format!("\\boxed{{{dec}}}")).correct;
+            prop_assert_eq!(got, c == truncated || c == rounded, "{} vs {}", gold, dec);
+        }
+    }
+
     /// Arithmetic the countdown reward evaluates agrees with integer arithmetic.
     #[test]
     fn arithmetic_matches_integers(a in 1i64..1000, b in 1i64..1000, c in 1i64..1000) {
@@ -118,4 +157,8 @@ proptest! {
         prop_assert_eq!(expr.eval().unwrap().to_string(), ((a + b) * c - a).to_string());
         prop_assert_eq!(expr.literals(), vec![a, b, c, a]);
     }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a.abs() } else { gcd(b, a % b) }
 }
