@@ -48,7 +48,7 @@ use futures::future::BoxFuture;
 use grpo_tasks::Task;
 
 use crate::error::{Result, RewardError};
-use crate::result::{Verdict, VerdictKind};
+use crate::result::{Verdict, VerdictKind, clip};
 use crate::reward::{Reward, Score};
 
 pub use equiv::{EquivConfig, equivalent};
@@ -182,7 +182,7 @@ impl MathChecker {
                         VerdictKind::Unparsable,
                         format!(
                             "the answer `{}` could not be read as math: {err}",
-                            short(&found.text)
+                            clip(&found.text)
                         ),
                     ),
                     extracted: Some(found.text),
@@ -214,8 +214,8 @@ impl MathChecker {
                 VerdictKind::WrongAnswer,
                 format!(
                     "the answer `{}` is not equivalent to the reference `{}`",
-                    short(&found.text),
-                    short(reference)
+                    clip(&found.text),
+                    clip(reference)
                 ),
             ),
             extracted: Some(found.text),
@@ -235,20 +235,11 @@ fn correct(extracted: String, reference: &str) -> MathCheck {
             VerdictKind::Correct,
             format!(
                 "the answer `{}` is equivalent to the reference `{}`",
-                short(&extracted),
-                short(reference)
+                clip(&extracted),
+                clip(reference)
             ),
         ),
         extracted: Some(extracted),
-    }
-}
-
-/// At most 80 characters of `s`, for reasons.
-fn short(s: &str) -> String {
-    if s.chars().count() <= 80 {
-        s.to_string()
-    } else {
-        s.chars().take(77).collect::<String>() + "…"
     }
 }
 
