@@ -5,7 +5,7 @@ bench (benches/benches/math.rs) and the Math-Verify baseline (math_verify.py) ch
 Deterministic (fixed seed). Generated categories: integers, decimals, fractions, LaTeX
 expressions, sets, intervals, tuples, GSM8K-style solutions, long chain-of-thought completions
 with a boxed answer, and near misses that must be judged unequal. Then hand-judged pairs, at
-least 20 per answer kind of issue 14 (numbers, relations, matrices, several answers, decimals
+least 20 per answer kind (numbers, relations, matrices, several answers, decimals
 for exact values, delimiters and prose, text and symbols, variable names, must-differ).
 """
 import json
@@ -70,7 +70,7 @@ for k in range(5):
     add("near_miss", f"10^{{{20 + k}}}", f"\\boxed{{10^{{{20 + k}}}+1}}", False)
 
 
-# Hand-judged pairs, one block per answer kind of issue 14 (verdicts by hand, not by a
+# Hand-judged pairs, one block per answer kind (verdicts by hand, not by a
 # checker): numbers as people write them, relations, matrices, several answers, decimals for
 # exact values, delimiters and prose, text and symbols, variable names (default, strict
 # mode: different names do not match), and pairs that must stay unequal.
