@@ -15,8 +15,13 @@
 //! let found = solve(&[25, 7, 3], 54, true).unwrap();
 //! assert_eq!(Expr::parse(&found).unwrap().eval().unwrap().to_string(), "54");
 //! ```
+//!
+//! Files: `parser.rs` (tokens and the recursive-descent grammar), `countdown.rs` (the
+//! multiset rule and the solver); the tree, its evaluation and its rendering are here.
 
-use std::collections::HashSet;
+mod countdown;
+mod parser;
+
 use std::fmt;
 
 use num_bigint::BigInt;
@@ -24,6 +29,8 @@ use num_rational::BigRational;
 use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::error::ExprError;
+
+pub use countdown::{Usage, check_usage, solve};
 
 /// The deepest nesting the parser accepts (parentheses and unary minus together).
 pub const MAX_DEPTH: usize = 200;
@@ -79,30 +86,7 @@ pub enum Expr {
 impl Expr {
     /// Parses an expression; the whole input must be one expression.
     pub fn parse(text: &str) -> Result<Expr, ExprError> {
-        if text.len() > MAX_LEN {
-            return Err(ExprError::TooLong {
-                len: text.len(),
-                max: MAX_LEN,
-            });
-        }
-        let tokens = tokenize(text)?;
-        if tokens.is_empty() {
-            return Err(ExprError::Empty);
-        }
-        let mut parser = Parser {
-            tokens: &tokens,
-            pos: 0,
-            end: text.len(),
-        };
-        let expr = parser.sum(0)?;
-        if let Some(tok) = parser.peek() {
-            return Err(ExprError::UnexpectedToken {
-                found: tok.kind.describe(),
-                expected: "an operator or the end",
-                offset: tok.offset,
-            });
-        }
-        Ok(expr)
+        parser::parse(text)
     }
 
     /// Evaluates exactly.
@@ -243,258 +227,6 @@ impl fmt::Display for Expr {
             }
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum TokKind {
-    Num(BigInt),
-    Op(Op),
-    Open,
-    Close,
-}
-
-impl TokKind {
-    fn describe(&self) -> String {
-        match self {
-            TokKind::Num(n) => format!("number {n}"),
-            TokKind::Op(op) => format!("`{}`", op.symbol()),
-            TokKind::Open => "`(`".into(),
-            TokKind::Close => "`)`".into(),
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Token {
-    kind: TokKind,
-    offset: usize,
-}
-
-fn tokenize(text: &str) -> Result<Vec<Token>, ExprError> {
-    let mut tokens = Vec::new();
-    let mut chars = text.char_indices().peekable();
-    while let Some((offset, ch)) = chars.next() {
-        let kind = match ch {
-            c if c.is_whitespace() => continue,
-            '0'..='9' => {
-                let mut digits = String::from(ch);
-                while let Some(&(_, d)) = chars.peek() {
-                    if !d.is_ascii_digit() {
-                        break;
-                    }
-                    digits.push(d);
-                    chars.next();
-                }
-                let n: BigInt = digits
-                    .parse()
-                    .map_err(|_| ExprError::UnexpectedChar { ch, offset })?;
-                TokKind::Num(n)
-            }
-            '+' => TokKind::Op(Op::Add),
-            '-' | '−' => TokKind::Op(Op::Sub),
-            '*' | '×' => TokKind::Op(Op::Mul),
-            '/' | '÷' => TokKind::Op(Op::Div),
-            '(' => TokKind::Open,
-            ')' => TokKind::Close,
-            _ => return Err(ExprError::UnexpectedChar { ch, offset }),
-        };
-        tokens.push(Token { kind, offset });
-    }
-    Ok(tokens)
-}
-
-struct Parser<'a> {
-    tokens: &'a [Token],
-    pos: usize,
-    end: usize,
-}
-
-impl Parser<'_> {
-    fn peek(&self) -> Option<&Token> {
-        self.tokens.get(self.pos)
-    }
-
-    fn sum(&mut self, depth: usize) -> Result<Expr, ExprError> {
-        let mut left = self.product(depth)?;
-        while let Some(Token {
-            kind: TokKind::Op(op @ (Op::Add | Op::Sub)),
-            ..
-        }) = self.peek()
-        {
-            let op = *op;
-            self.pos += 1;
-            let right = self.product(depth)?;
-            left = Expr::Bin(op, Box::new(left), Box::new(right));
-        }
-        Ok(left)
-    }
-
-    fn product(&mut self, depth: usize) -> Result<Expr, ExprError> {
-        let mut left = self.unary(depth)?;
-        while let Some(Token {
-            kind: TokKind::Op(op @ (Op::Mul | Op::Div)),
-            ..
-        }) = self.peek()
-        {
-            let op = *op;
-            self.pos += 1;
-            let right = self.unary(depth)?;
-            left = Expr::Bin(op, Box::new(left), Box::new(right));
-        }
-        Ok(left)
-    }
-
-    fn unary(&mut self, depth: usize) -> Result<Expr, ExprError> {
-        if depth > MAX_DEPTH {
-            return Err(ExprError::TooDeep { max: MAX_DEPTH });
-        }
-        let Some(tok) = self.peek().cloned() else {
-            return Err(ExprError::UnexpectedToken {
-                found: "the end".into(),
-                expected: "a number or `(`",
-                offset: self.end,
-            });
-        };
-        self.pos += 1;
-        match tok.kind {
-            TokKind::Num(n) => Ok(Expr::Num(n)),
-            TokKind::Op(Op::Sub) => Ok(Expr::Neg(Box::new(self.unary(depth + 1)?))),
-            TokKind::Open => {
-                let inner = self.sum(depth + 1)?;
-                match self.peek() {
-                    Some(Token {
-                        kind: TokKind::Close,
-                        ..
-                    }) => {
-                        self.pos += 1;
-                        Ok(inner)
-                    }
-                    Some(t) => Err(ExprError::UnexpectedToken {
-                        found: t.kind.describe(),
-                        expected: "`)`",
-                        offset: t.offset,
-                    }),
-                    None => Err(ExprError::UnexpectedToken {
-                        found: "the end".into(),
-                        expected: "`)`",
-                        offset: self.end,
-                    }),
-                }
-            }
-            other => Err(ExprError::UnexpectedToken {
-                found: other.describe(),
-                expected: "a number or `(`",
-                offset: tok.offset,
-            }),
-        }
-    }
-}
-
-/// How the literals of an expression fit the numbers of a countdown puzzle.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Usage {
-    /// Every literal is one of the numbers, each used no more often than given (and, when all
-    /// must be used, every number used).
-    Valid,
-    /// A literal that is not among the numbers (or is used more often than given).
-    NotAvailable(i64),
-    /// Numbers left unused although all must be used.
-    Unused(Vec<i64>),
-}
-
-/// Checks the literals of an expression against the puzzle's numbers (a multiset).
-pub fn check_usage(literals: &[i64], numbers: &[i64], use_all: bool) -> Usage {
-    let mut left: Vec<i64> = numbers.to_vec();
-    for &lit in literals {
-        match left.iter().position(|&n| n == lit) {
-            Some(i) => {
-                left.swap_remove(i);
-            }
-            None => return Usage::NotAvailable(lit),
-        }
-    }
-    if use_all && !left.is_empty() {
-        left.sort_unstable();
-        return Usage::Unused(left);
-    }
-    Usage::Valid
-}
-
-/// Finds an expression over `numbers` (each exactly once when `use_all`, else at most once)
-/// that evaluates exactly to `target`, by exhaustive search over pairwise combinations with
-/// memoised states. Returns `None` when no expression exists. Practical up to six numbers.
-pub fn solve(numbers: &[i64], target: i64, use_all: bool) -> Option<String> {
-    let target = BigRational::from_integer(BigInt::from(target));
-    let items: Vec<(BigRational, Expr)> = numbers
-        .iter()
-        .map(|&n| {
-            let leaf = if n < 0 {
-                Expr::Neg(Box::new(Expr::Num(
-                    BigInt::from(n).magnitude().clone().into(),
-                )))
-            } else {
-                Expr::Num(BigInt::from(n))
-            };
-            (BigRational::from_integer(BigInt::from(n)), leaf)
-        })
-        .collect();
-    let mut seen = HashSet::new();
-    search(items, &target, use_all, &mut seen).map(|e| e.to_string())
-}
-
-fn search(
-    items: Vec<(BigRational, Expr)>,
-    target: &BigRational,
-    use_all: bool,
-    seen: &mut HashSet<Vec<BigRational>>,
-) -> Option<Expr> {
-    if use_all {
-        if items.len() == 1 && &items[0].0 == target {
-            return items.into_iter().next().map(|(_, e)| e);
-        }
-    } else if let Some((_, e)) = items.iter().find(|(v, _)| v == target) {
-        return Some(e.clone());
-    }
-    if items.len() < 2 {
-        return None;
-    }
-    let mut key: Vec<BigRational> = items.iter().map(|(v, _)| v.clone()).collect();
-    key.sort();
-    if !seen.insert(key) {
-        return None;
-    }
-    for i in 0..items.len() {
-        for j in 0..items.len() {
-            if i == j {
-                continue;
-            }
-            let (a, ea) = &items[i];
-            let (b, eb) = &items[j];
-            for op in [Op::Add, Op::Sub, Op::Mul, Op::Div] {
-                // + and * are symmetric: try each unordered pair once.
-                if matches!(op, Op::Add | Op::Mul) && i > j {
-                    continue;
-                }
-                let Some(value) = op.apply(a, b) else {
-                    continue;
-                };
-                let mut next: Vec<(BigRational, Expr)> = items
-                    .iter()
-                    .enumerate()
-                    .filter(|&(k, _)| k != i && k != j)
-                    .map(|(_, it)| it.clone())
-                    .collect();
-                next.push((
-                    value,
-                    Expr::Bin(op, Box::new(ea.clone()), Box::new(eb.clone())),
-                ));
-                if let Some(found) = search(next, target, use_all, seen) {
-                    return Some(found);
-                }
-            }
-        }
-    }
-    None
 }
 
 #[cfg(test)]
