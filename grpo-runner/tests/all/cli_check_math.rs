@@ -1,10 +1,6 @@
 //! `grpo check-math` end to end: one pair, a pairs file, and bad input (exit 2, file:line).
 
-use std::process::Command;
-
-fn grpo() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_grpo"))
-}
+use crate::common::grpo;
 
 #[test]
 fn one_pair_prints_one_object() {

@@ -1,7 +1,7 @@
 //! `grpo eval` and `grpo sample` on a tiny saved model, and the evaluation loop with a
 //! known judge.
 
-use std::process::Command;
+use crate::common::grpo;
 
 use candle_core::Device;
 use grpo_runner::eval::{EvalConfig, evaluate};
@@ -32,7 +32,7 @@ fn saved_tiny_model() -> tempfile::TempDir {
 #[test]
 fn eval_prints_a_json_summary() {
     let dir = saved_tiny_model();
-    let out = Command::new(env!("CARGO_BIN_EXE_grpo"))
+    let out = grpo()
         .args(["eval", "--model"])
         .arg(dir.path())
         .args([
@@ -71,7 +71,7 @@ fn eval_prints_a_json_summary() {
 #[test]
 fn eval_rejects_a_missing_pack_with_exit_code_2() {
     let dir = saved_tiny_model();
-    let out = Command::new(env!("CARGO_BIN_EXE_grpo"))
+    let out = grpo()
         .args(["eval", "--model"])
         .arg(dir.path())
         .args(["--tasks", "/nonexistent/pack.jsonl"])
@@ -84,7 +84,7 @@ fn eval_rejects_a_missing_pack_with_exit_code_2() {
 #[test]
 fn sample_prints_one_completion() {
     let dir = saved_tiny_model();
-    let out = Command::new(env!("CARGO_BIN_EXE_grpo"))
+    let out = grpo()
         .args(["sample", "--model"])
         .arg(dir.path())
         .args(["--prompt", "Tom has 3 boxes.", "--max-new-tokens", "5"])

@@ -1,10 +1,10 @@
 //! `grpo tasks …` end to end, through the built binary.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn grpo(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_grpo"))
+    crate::common::grpo()
         .args(args)
         .output()
         .expect("running grpo")

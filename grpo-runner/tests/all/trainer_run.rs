@@ -124,12 +124,12 @@ fn dynamic_sampling_refills_dropped_groups() {
 /// completion, `reward` is their weighted sum and `shaped_reward` what the advantage used;
 /// `grpo eval` of the run's `final/` reproduces its last evaluation.
 mod contract {
-    use std::process::{Command, Output};
+    use std::process::Output;
 
     use serde_json::Value;
 
     fn grpo(args: &[&str]) -> Output {
-        let out = Command::new(env!("CARGO_BIN_EXE_grpo"))
+        let out = crate::common::grpo()
             .args(args)
             .output()
             .expect("running grpo");

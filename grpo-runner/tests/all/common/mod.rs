@@ -90,3 +90,8 @@ pub fn random_ids(len: usize, vocab: usize, seed: u64) -> Vec<u32> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     (0..len).map(|_| rng.gen_range(1..vocab as u32)).collect()
 }
+
+/// The `grpo` binary of this build, ready for arguments.
+pub fn grpo() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_grpo"))
+}
