@@ -166,26 +166,34 @@ impl MathChecker {
                 ),
             };
         };
+        self.check_answer(gold, found.text)
+    }
+
+    /// Checks an answer already extracted from its completion (no extraction rule runs):
+    /// what [`MathChecker::check_prepared`] does once it has found the answer. For callers
+    /// that extract elsewhere, such as a `parse` then `verify` interface.
+    pub fn check_answer(&self, gold: &PreparedGold, answer: impl Into<String>) -> MathCheck {
+        let answer: String = answer.into();
         let reference = gold.answers.first().map_or("", |a| a.text.as_str());
-        let pred = match parse_answer(&found.text) {
+        let pred = match parse_answer(&answer) {
             Ok(e) => e,
             Err(err) => {
                 // Unparsable as math: a plain-text comparison is the last chance.
-                let text = Expr::Text(parse::normalize_text(&found.text));
+                let text = Expr::Text(parse::normalize_text(&answer));
                 if gold.answers.iter().any(|g| g.expr == text) {
-                    return correct(found.text, reference);
+                    return correct(answer, reference);
                 }
-                tracing::debug!(answer = %found.text, error = %err, "unparsable answer");
+                tracing::debug!(answer = %answer, error = %err, "unparsable answer");
                 return MathCheck {
                     correct: false,
                     verdict: Verdict::new(
                         VerdictKind::Unparsable,
                         format!(
                             "the answer `{}` could not be read as math: {err}",
-                            clip(&found.text)
+                            clip(&answer)
                         ),
                     ),
-                    extracted: Some(found.text),
+                    extracted: Some(answer),
                 };
             }
         };
@@ -194,19 +202,19 @@ impl MathChecker {
             .iter()
             .any(|g| equivalent(&g.expr, &pred, &self.config.equiv))
         {
-            return correct(found.text, reference);
+            return correct(answer, reference);
         }
         // `2,3` reads as 2.3 on its own; against a reference that is a collection it may
         // list two answers.
         if matches!(pred, Expr::Decimal(..) | Expr::Neg(_) | Expr::Num(_))
-            && found.text.contains(',')
-            && let Ok(items) = parse_answer(&found.text.replace(',', ", "))
+            && answer.contains(',')
+            && let Ok(items) = parse_answer(&answer.replace(',', ", "))
             && gold.answers.iter().any(|g| {
                 matches!(g.expr, Expr::List(_) | Expr::Set(_) | Expr::Tuple(_))
                     && equivalent(&g.expr, &items, &self.config.equiv)
             })
         {
-            return correct(found.text, reference);
+            return correct(answer, reference);
         }
         MathCheck {
             correct: false,
@@ -214,11 +222,11 @@ impl MathChecker {
                 VerdictKind::WrongAnswer,
                 format!(
                     "the answer `{}` is not equivalent to the reference `{}`",
-                    clip(&found.text),
+                    clip(&answer),
                     clip(reference)
                 ),
             ),
-            extracted: Some(found.text),
+            extracted: Some(answer),
         }
     }
 

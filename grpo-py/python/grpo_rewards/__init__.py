@@ -1,0 +1,115 @@
+"""Verifiable rewards for RLVR, in-process: the grpo-rs checkers as a Python package.
+
+- ``check_math`` / ``check_math_batch``: exact math equivalence (LaTeX, fractions, sets,
+  intervals, matrices, decimals for exact values), the GIL released while checking;
+- ``score`` / ``score_async`` / ``Pack``: math, countdown and code tasks (code runs against its
+  tests in a wasmtime sandbox), scored exactly as ``grpo score`` scores them;
+- ``grpo_rewards.math_verify``: ``parse`` and ``verify`` shaped like Math-Verify's;
+- ``grpo_rewards.trl`` and ``grpo_rewards.verl``: reward functions for those trainers.
+
+A malformed task or option raises ``ValueError`` naming the field; a failure on the
+verifier's side raises ``RewardFault``. Nothing is silently scored 0.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from ._native import (
+    MathResult,
+    Pack as _NativePack,
+    RewardFault,
+    Score,
+    TestResult,
+    __version__,
+    check_math,
+    check_math_batch,
+    extract_answer,
+)
+from . import _native
+
+__all__ = [
+    "MathResult",
+    "Pack",
+    "RewardFault",
+    "Score",
+    "TestResult",
+    "__version__",
+    "check_math",
+    "check_math_batch",
+    "extract_answer",
+    "score",
+    "score_async",
+]
+
+Task = Union[str, Mapping[str, Any]]
+
+
+def _task_json(task: Task) -> str:
+    if isinstance(task, str):
+        return task
+    if isinstance(task, Mapping):
+        return json.dumps(dict(task))
+    raise TypeError(f"task: expected a dict or JSON text, got {type(task).__name__}")
+
+
+def score(
+    task: Task,
+    completions: Sequence[str],
+    *,
+    accuracy: Optional[float] = None,
+    format: Optional[float] = None,
+) -> list[Score]:
+    """Scores ``completions`` of one task (our task schema, as a dict or JSON text).
+
+    Weights default to accuracy 1 and format 0. Code tasks run in the process-wide sandbox
+    (started on first use). One ``Score`` per completion, in order.
+    """
+    if isinstance(completions, str):
+        raise TypeError("completions: expected a list of strings, got one string")
+    return _native.score(_task_json(task), list(completions), accuracy=accuracy, format=format)
+
+
+async def score_async(
+    task: Task,
+    completions: Sequence[str],
+    *,
+    accuracy: Optional[float] = None,
+    format: Optional[float] = None,
+) -> list[Score]:
+    """``score`` without blocking the event loop: it runs on the loop's executor with the
+    GIL released, so many calls proceed at once."""
+    loop = asyncio.get_running_loop()
+    call = functools.partial(score, task, completions, accuracy=accuracy, format=format)
+    return await loop.run_in_executor(None, call)
+
+
+class Pack:
+    """A task pack (a ``.jsonl`` file, a pack directory or ``builtin:NAME``), scored with its
+    own ``[rewards]`` weights exactly as ``grpo score --tasks`` scores it."""
+
+    def __init__(self, spec: str) -> None:
+        self._pack = _NativePack(spec)
+
+    @property
+    def name(self) -> str:
+        return self._pack.name
+
+    def ids(self) -> list[str]:
+        return self._pack.ids()
+
+    def task(self, task_id: str) -> dict[str, Any]:
+        return json.loads(self._pack.task_json(task_id))
+
+    def score(self, task_id: str, completions: Sequence[str]) -> list[Score]:
+        if isinstance(completions, str):
+            raise TypeError("completions: expected a list of strings, got one string")
+        return self._pack.score(task_id, list(completions))
+
+    def __len__(self) -> int:
+        return len(self._pack)
+
+    def __repr__(self) -> str:
+        return repr(self._pack)

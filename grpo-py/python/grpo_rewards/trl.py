@@ -1,0 +1,81 @@
+"""Reward functions for TRL's ``GRPOTrainer`` (``reward_funcs=[...]``).
+
+TRL calls a reward function as ``f(prompts=..., completions=..., **columns)``, where the
+columns are the dataset's other fields, one value per completion. Completions are strings,
+or for conversational datasets lists of ``{"role", "content"}`` messages (the last message's
+content is scored).
+
+    from trl import GRPOTrainer
+    from grpo_rewards.trl import math_reward, task_reward
+    trainer = GRPOTrainer(model=..., reward_funcs=[math_reward], train_dataset=dataset)
+
+- ``math_reward``: 1.0 when the completion's final answer equals the ``solution`` (or
+  ``answer``) column, else 0.0; the batch is checked on Rust threads;
+- ``task_reward``: the full grpo-rs reward for a ``task`` column holding our task schema
+  (math, countdown, or code run against its tests in the sandbox), weights from the
+  ``accuracy_weight`` / ``format_weight`` keywords of ``make_task_reward``.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from . import _native, score
+
+__all__ = ["math_reward", "task_reward", "make_task_reward", "completion_text"]
+
+
+def completion_text(completion: Any) -> str:
+    """The text of one completion: a string, or a conversation's last message content."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, (list, tuple)) and completion:
+        last = completion[-1]
+        if isinstance(last, dict) and isinstance(last.get("content"), str):
+            return last["content"]
+    raise TypeError(
+        "completions: each must be a string or a list of {'role', 'content'} messages, "
+        f"got {type(completion).__name__}"
+    )
+
+
+def _column(kwargs: dict, names: Sequence[str], n: int, func: str) -> list:
+    for name in names:
+        values = kwargs.get(name)
+        if values is not None:
+            values = list(values)
+            if len(values) != n:
+                raise ValueError(f"{func}: column `{name}` has {len(values)} values for {n} completions")
+            return values
+    raise ValueError(f"{func}: needs a dataset column named {' or '.join(f'`{n}`' for n in names)}")
+
+
+def math_reward(prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any) -> list[float]:
+    """1.0 for a completion whose final answer equals its ``solution``/``answer``, else 0.0."""
+    if completions is None:
+        raise ValueError("math_reward: no completions given")
+    texts = [completion_text(c) for c in completions]
+    golds = _column(kwargs, ("solution", "answer"), len(texts), "math_reward")
+    results = _native.check_math_batch([(str(g), t) for g, t in zip(golds, texts)])
+    return [1.0 if r.correct else 0.0 for r in results]
+
+
+def make_task_reward(accuracy_weight: Optional[float] = None, format_weight: Optional[float] = None):
+    """A reward function over a ``task`` column (our task schema, dict or JSON text) with
+    these weights (default: accuracy 1, format 0)."""
+
+    def task_reward(prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any) -> list[float]:
+        if completions is None:
+            raise ValueError("task_reward: no completions given")
+        texts = [completion_text(c) for c in completions]
+        tasks = _column(kwargs, ("task",), len(texts), "task_reward")
+        rewards = []
+        for task, text in zip(tasks, texts):
+            (scored,) = score(task, [text], accuracy=accuracy_weight, format=format_weight)
+            rewards.append(scored.reward)
+        return rewards
+
+    task_reward.__name__ = "task_reward"
+    return task_reward
+
+
+task_reward = make_task_reward()

@@ -1,0 +1,522 @@
+//! The grpo-rs verifiers as a Python extension module, imported as `grpo_rewards._native`.
+//!
+//! The Python package (`python/grpo_rewards`) wraps this module: it re-exports the checks,
+//! adds the asyncio variant, the Math-Verify-shaped `grpo_rewards.math_verify` and the TRL and
+//! verl adapters. Everything here is the same Rust as the `grpo` binary:
+//!
+//! - `check_math` / `check_math_batch` run [`MathChecker`] with the GIL released; the batch
+//!   spreads over Rust threads and polls for Ctrl-C, so a `KeyboardInterrupt` stops it within
+//!   a fraction of a second with every worker joined;
+//! - `verify_answers` compares answers already extracted (`math_verify.verify`);
+//! - `score` and `Pack.score` build their rewards with [`Scoring`], the builder every `grpo`
+//!   command uses, and run code in the process-wide wasmtime [`Sandbox`].
+//!
+//! Errors map onto Python's: a malformed task or option is a `ValueError` naming the field; a
+//! failure on the verifier's side is `RewardFault`, never a score of 0.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use grpo_rewards::code::Sandbox;
+use grpo_rewards::math::{EquivConfig, ExtractRule, MathCheck, MathChecker, MathConfig};
+use grpo_rewards::{RewardError, ScoredResult, Scoring};
+use grpo_tasks::{Pack as TaskPack, RewardWeights, Task};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+create_exception!(
+    grpo_rewards,
+    RewardFault,
+    PyRuntimeError,
+    "The verifier could not judge a completion for a reason on its side (the sandbox failed): \
+     never a score of 0."
+);
+
+/// How often a waiting call wakes to let Python deliver Ctrl-C.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// The outcome of one math check.
+#[pyclass(frozen, get_all, module = "grpo_rewards")]
+#[derive(Debug, Clone)]
+struct MathResult {
+    /// Whether the answer is equivalent to the reference.
+    correct: bool,
+    /// The answer found in the completion, cleaned; `None` when there was none.
+    extracted: Option<String>,
+    /// The verdict's kind: `correct`, `wrong_answer`, `no_answer`, `unparsable`.
+    kind: String,
+    /// The verdict in words.
+    reason: String,
+}
+
+#[pymethods]
+impl MathResult {
+    fn __repr__(&self) -> String {
+        format!(
+            "MathResult(correct={}, extracted={}, kind={:?}, reason={:?})",
+            if self.correct { "True" } else { "False" },
+            self.extracted
+                .as_deref()
+                .map_or("None".to_owned(), |e| format!("{e:?}")),
+            self.kind,
+            self.reason
+        )
+    }
+}
+
+impl From<MathCheck> for MathResult {
+    fn from(check: MathCheck) -> Self {
+        MathResult {
+            correct: check.correct,
+            extracted: check.extracted,
+            kind: check.verdict.kind.as_str().to_owned(),
+            reason: check.verdict.reason,
+        }
+    }
+}
+
+/// One test of a code task.
+#[pyclass(frozen, get_all, module = "grpo_rewards")]
+#[derive(Debug, Clone)]
+struct TestResult {
+    /// The test's position in the task.
+    index: usize,
+    /// Whether it passed.
+    passed: bool,
+    /// How the run ended: `ok`, `error`, `timeout`, `memory_limit`, `output_limit`, `crash`.
+    status: String,
+    /// Why it passed or failed.
+    reason: String,
+}
+
+#[pymethods]
+impl TestResult {
+    fn __repr__(&self) -> String {
+        format!(
+            "TestResult(index={}, passed={}, status={:?})",
+            self.index,
+            if self.passed { "True" } else { "False" },
+            self.status
+        )
+    }
+}
+
+/// One scored completion: the weighted reward, each component's value, and the verdict.
+#[pyclass(frozen, get_all, module = "grpo_rewards")]
+#[derive(Debug, Clone)]
+struct Score {
+    /// The task's id.
+    task_id: String,
+    /// The weighted sum of the components.
+    reward: f64,
+    /// Each component's value by name (`accuracy`, `format`).
+    rewards: BTreeMap<String, f64>,
+    /// Whether the accuracy verdict is correct.
+    correct: bool,
+    /// The accuracy verdict's kind (`correct`, `wrong_answer`, `timeout`, …).
+    kind: String,
+    /// The verdict in words.
+    reason: String,
+    /// Per-test outcomes of a code task; `None` for other kinds.
+    tests: Option<Vec<TestResult>>,
+}
+
+#[pymethods]
+impl Score {
+    fn __repr__(&self) -> String {
+        format!(
+            "Score(task_id={:?}, reward={}, correct={}, kind={:?})",
+            self.task_id,
+            self.reward,
+            if self.correct { "True" } else { "False" },
+            self.kind
+        )
+    }
+}
+
+impl From<ScoredResult> for Score {
+    fn from(s: ScoredResult) -> Self {
+        Score {
+            task_id: s.task_id,
+            reward: s.reward,
+            rewards: s.rewards,
+            correct: s.correct,
+            kind: s.verdict.kind.as_str().to_owned(),
+            reason: s.verdict.reason,
+            tests: s.verdict.tests.map(|tests| {
+                tests
+                    .into_iter()
+                    .map(|t| TestResult {
+                        index: t.index,
+                        passed: t.passed,
+                        status: serde_json::to_value(t.status)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned))
+                            .unwrap_or_default(),
+                        reason: t.reason,
+                    })
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// The checker for the keyword options of `check_math` and friends.
+fn checker(
+    rules: Option<Vec<String>>,
+    rel_tol: Option<f64>,
+    abs_tol: Option<f64>,
+    rename_variables: bool,
+) -> PyResult<MathChecker> {
+    let mut config = MathConfig::default();
+    if let Some(names) = rules {
+        config.rules = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                serde_json::from_value::<ExtractRule>(serde_json::Value::String(name.clone()))
+                    .map_err(|_| {
+                        PyValueError::new_err(format!(
+                            "rules[{i}]: unknown extraction rule {name:?}; the rules are \
+                             answer_tag, boxed, gsm8k, answer_is, whole, last_math, last_number"
+                        ))
+                    })
+            })
+            .collect::<PyResult<_>>()?;
+    }
+    let defaults = EquivConfig::default();
+    config.equiv = EquivConfig {
+        rel_tol: rel_tol.unwrap_or(defaults.rel_tol),
+        abs_tol: abs_tol.unwrap_or(defaults.abs_tol),
+        rename_variables,
+        ..defaults
+    };
+    MathChecker::new(config).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Checks one completion against a reference answer (and its alternatives), GIL released.
+#[pyfunction]
+#[pyo3(signature = (gold, prediction, *, alternatives = None, rules = None, rel_tol = None,
+                    abs_tol = None, rename_variables = false))]
+#[allow(clippy::too_many_arguments)]
+fn check_math(
+    py: Python<'_>,
+    gold: String,
+    prediction: String,
+    alternatives: Option<Vec<String>>,
+    rules: Option<Vec<String>>,
+    rel_tol: Option<f64>,
+    abs_tol: Option<f64>,
+    rename_variables: bool,
+) -> PyResult<MathResult> {
+    let checker = checker(rules, rel_tol, abs_tol, rename_variables)?;
+    let alternatives = alternatives.unwrap_or_default();
+    Ok(py.detach(|| {
+        let gold = checker.prepare(&gold, &alternatives);
+        MathResult::from(checker.check_prepared(&gold, &prediction))
+    }))
+}
+
+/// Checks many `(gold, prediction)` pairs on Rust threads with the GIL released; results in
+/// input order. Ctrl-C raises `KeyboardInterrupt` within [`SIGNAL_POLL`] plus one check, after
+/// every worker has stopped.
+#[pyfunction]
+#[pyo3(signature = (pairs, *, threads = None, rules = None, rel_tol = None, abs_tol = None,
+                    rename_variables = false))]
+#[allow(clippy::too_many_arguments)]
+fn check_math_batch(
+    py: Python<'_>,
+    pairs: Vec<(String, String)>,
+    threads: Option<usize>,
+    rules: Option<Vec<String>>,
+    rel_tol: Option<f64>,
+    abs_tol: Option<f64>,
+    rename_variables: bool,
+) -> PyResult<Vec<MathResult>> {
+    let checker = checker(rules, rel_tol, abs_tol, rename_variables)?;
+    if threads == Some(0) {
+        return Err(PyValueError::new_err("threads: must be at least 1"));
+    }
+    let workers = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .min(pairs.len())
+        .max(1);
+    let slots: Vec<OnceLock<MathResult>> = (0..pairs.len()).map(|_| OnceLock::new()).collect();
+    let next = AtomicUsize::new(0);
+    let cancel = AtomicBool::new(false);
+    let finished = (Mutex::new(0usize), Condvar::new());
+    std::thread::scope(|scope| -> PyResult<()> {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while !cancel.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((gold, prediction)) = pairs.get(i) else {
+                        break;
+                    };
+                    let check = checker.check(gold, prediction);
+                    // Each index is claimed once, so the slot is empty.
+                    let _ = slots[i].set(MathResult::from(check));
+                }
+                let (count, done) = &finished;
+                let mut count = count.lock().unwrap_or_else(|e| e.into_inner());
+                *count += 1;
+                done.notify_all();
+            });
+        }
+        loop {
+            let all_done = py.detach(|| {
+                let (count, done) = &finished;
+                let count = count.lock().unwrap_or_else(|e| e.into_inner());
+                let (count, _) = done
+                    .wait_timeout_while(count, SIGNAL_POLL, |c| *c < workers)
+                    .unwrap_or_else(|e| e.into_inner());
+                *count == workers
+            });
+            if all_done {
+                return Ok(());
+            }
+            if let Err(interrupt) = py.check_signals() {
+                cancel.store(true, Ordering::Relaxed);
+                // The scope joins the workers before the error reaches Python; release the
+                // GIL while they finish their current check.
+                return Err(interrupt);
+            }
+        }
+    })?;
+    slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, slot)| {
+            slot.into_inner()
+                .ok_or_else(|| RewardFault::new_err(format!("pairs[{i}]: no result")))
+        })
+        .collect()
+}
+
+/// Compares answers already extracted (`math_verify.parse`'s output): true when any of
+/// `answers` is equivalent to the first of `gold`, the rest of `gold` being alternatives.
+#[pyfunction]
+#[pyo3(signature = (gold, answers, *, rel_tol = None, abs_tol = None))]
+fn verify_answers(
+    py: Python<'_>,
+    gold: Vec<String>,
+    answers: Vec<String>,
+    rel_tol: Option<f64>,
+    abs_tol: Option<f64>,
+) -> PyResult<bool> {
+    let checker = checker(None, rel_tol, abs_tol, false)?;
+    let Some((first, rest)) = gold.split_first() else {
+        return Ok(false);
+    };
+    Ok(py.detach(|| {
+        let gold = checker.prepare(first, rest);
+        answers
+            .into_iter()
+            .any(|a| checker.check_answer(&gold, a).correct)
+    }))
+}
+
+/// Extracts the final answer from a completion with the given rules (default: all, in the
+/// default order); `None` when no rule finds one.
+#[pyfunction]
+#[pyo3(signature = (completion, *, rules = None))]
+fn extract_answer(
+    py: Python<'_>,
+    completion: String,
+    rules: Option<Vec<String>>,
+) -> PyResult<Option<String>> {
+    let checker = checker(rules, None, None, false)?;
+    Ok(py.detach(|| {
+        grpo_rewards::math::extract(&completion, &checker.config().rules).map(|e| e.text)
+    }))
+}
+
+/// The process-wide tokio runtime the scoring futures run on.
+fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("grpo-rewards")
+        .enable_all()
+        .build()
+        .map_err(|e| RewardFault::new_err(format!("starting the async runtime: {e}")))?;
+    Ok(RUNTIME.get_or_init(|| rt))
+}
+
+/// Runs `future` on the runtime with the GIL released, waking every [`SIGNAL_POLL`] to let
+/// Python raise `KeyboardInterrupt` (the future is then cancelled).
+fn block_on<T: Send + 'static>(
+    py: Python<'_>,
+    future: impl Future<Output = T> + Send + 'static,
+) -> PyResult<T> {
+    let rt = runtime()?;
+    let mut handle = rt.spawn(future);
+    loop {
+        // The timer is made inside the runtime: a tokio timer needs its context.
+        let waited = py
+            .detach(|| rt.block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut handle).await }));
+        match waited {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(join)) => {
+                return Err(RewardFault::new_err(format!("scoring task failed: {join}")));
+            }
+            Err(_elapsed) => {
+                if let Err(interrupt) = py.check_signals() {
+                    handle.abort();
+                    return Err(interrupt);
+                }
+            }
+        }
+    }
+}
+
+fn fault(e: RewardError) -> PyErr {
+    match e {
+        RewardError::InvalidConfig { .. } => PyValueError::new_err(e.to_string()),
+        _ => RewardFault::new_err(e.to_string()),
+    }
+}
+
+/// Reads and validates a task given as JSON text.
+fn read_task(json: &str) -> PyResult<Task> {
+    let task = grpo_tasks::read::task_from_str(json).map_err(|e| {
+        let field = e.field.map_or("task".to_owned(), |f| format!("task.{f}"));
+        PyValueError::new_err(format!("{field}: {}", e.message))
+    })?;
+    if let Some(problem) = task.validate().into_iter().next() {
+        return Err(PyValueError::new_err(format!(
+            "task.{}: {}",
+            problem.field, problem.message
+        )));
+    }
+    Ok(task)
+}
+
+/// Scores completions of one task with `scoring` (the sandbox is started when the task is code).
+fn score_with(
+    py: Python<'_>,
+    scoring: &Scoring,
+    task: Task,
+    completions: Vec<String>,
+) -> PyResult<Vec<Score>> {
+    let sandbox = if Scoring::needs_sandbox([&task]) {
+        Some(
+            py.detach(Sandbox::shared)
+                .map_err(|e| RewardFault::new_err(format!("starting the Python sandbox: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let set = scoring.build(sandbox).map_err(fault)?;
+    let scored = block_on(
+        py,
+        async move { set.score_group(&task, &completions).await },
+    )?
+    .map_err(fault)?;
+    Ok(scored.into_iter().map(Score::from).collect())
+}
+
+/// Scores completions of one task (our task schema as JSON text) with the given weights
+/// (default: accuracy 1, format 0), as `grpo score` would.
+#[pyfunction]
+#[pyo3(signature = (task_json, completions, *, accuracy = None, format = None))]
+fn score(
+    py: Python<'_>,
+    task_json: String,
+    completions: Vec<String>,
+    accuracy: Option<f64>,
+    format: Option<f64>,
+) -> PyResult<Vec<Score>> {
+    let task = read_task(&task_json)?;
+    let scoring = Scoring::with_weights(&RewardWeights { accuracy, format }, &Default::default())
+        .map_err(fault)?;
+    score_with(py, &scoring, task, completions)
+}
+
+/// A task pack (a `.jsonl` file, a pack directory or `builtin:NAME`), scored with its own
+/// `[rewards]` weights exactly as `grpo score --tasks` scores it.
+#[pyclass(frozen, module = "grpo_rewards")]
+struct Pack {
+    spec: String,
+    pack: TaskPack,
+}
+
+#[pymethods]
+impl Pack {
+    #[new]
+    fn new(py: Python<'_>, spec: String) -> PyResult<Self> {
+        let pack = py
+            .detach(|| TaskPack::load(&spec))
+            .map_err(|e| PyValueError::new_err(format!("{spec}: {e}")))?;
+        Ok(Pack { spec, pack })
+    }
+
+    /// The pack's name from its manifest.
+    #[getter]
+    fn name(&self) -> String {
+        self.pack.manifest.name.clone()
+    }
+
+    /// Every task id, in file order.
+    fn ids(&self) -> Vec<String> {
+        self.pack.tasks().map(|t| t.id().to_owned()).collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.pack.tasks().count()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Pack({:?}, {} tasks)", self.spec, self.__len__())
+    }
+
+    /// One task as JSON text (the Python wrapper turns it into a dict).
+    fn task_json(&self, id: &str) -> PyResult<String> {
+        let task = self.task(id)?;
+        serde_json::to_string(task).map_err(|e| RewardFault::new_err(e.to_string()))
+    }
+
+    /// Scores completions of the task `task_id` with the pack's weights.
+    fn score(
+        &self,
+        py: Python<'_>,
+        task_id: &str,
+        completions: Vec<String>,
+    ) -> PyResult<Vec<Score>> {
+        let task = self.task(task_id)?.clone();
+        let scoring = Scoring::for_pack(&self.pack.manifest).map_err(fault)?;
+        score_with(py, &scoring, task, completions)
+    }
+}
+
+impl Pack {
+    fn task(&self, id: &str) -> PyResult<&Task> {
+        self.pack.get(id).ok_or_else(|| {
+            PyValueError::new_err(format!("task_id: no task {id:?} in {}", self.spec))
+        })
+    }
+}
+
+/// The module `grpo_rewards._native`.
+#[pymodule]
+#[pyo3(name = "_native")]
+fn grpo_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("RewardFault", m.py().get_type::<RewardFault>())?;
+    m.add_class::<MathResult>()?;
+    m.add_class::<TestResult>()?;
+    m.add_class::<Score>()?;
+    m.add_class::<Pack>()?;
+    m.add_function(wrap_pyfunction!(check_math, m)?)?;
+    m.add_function(wrap_pyfunction!(check_math_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_answers, m)?)?;
+    m.add_function(wrap_pyfunction!(extract_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(score, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,47 @@
+"""The TRL and verl call shapes."""
+import inspect
+
+import pytest
+
+from grpo_rewards.trl import make_task_reward, math_reward, task_reward
+from grpo_rewards.verl import compute_score
+
+TASK = {"id": "sq", "kind": "math", "prompt": "7 squared?", "answer": "49"}
+
+
+def test_trl_math_reward_with_plain_and_conversational_completions():
+    prompts = ["What is 6*7?", "Half of one?"]
+    plain = ["<answer>42</answer>", "\\boxed{0.4}"]
+    assert math_reward(prompts=prompts, completions=plain, solution=["42", "1/2"]) == [1.0, 0.0]
+    chat = [[{"role": "assistant", "content": c}] for c in plain]
+    # TRL passes extra columns and bookkeeping keywords too.
+    got = math_reward(prompts=prompts, completions=chat, answer=["42", "0.4"], completion_ids=[[1], [2]], trainer_state=None)
+    assert got == [1.0, 1.0]
+    assert math_reward.__name__ == "math_reward"
+    with pytest.raises(ValueError, match="solution"):
+        math_reward(prompts=prompts, completions=plain)
+    with pytest.raises(ValueError, match="2 completions"):
+        math_reward(prompts=prompts, completions=plain, solution=["1"])
+    with pytest.raises(TypeError):
+        math_reward(prompts=prompts, completions=[42, 43], solution=["1", "2"])
+
+
+def test_trl_task_reward():
+    completions = ["<think>7*7</think><answer>49</answer>", "<think>7*7</think><answer>48</answer>", "<answer>49</answer>"]
+    tasks = [TASK] * 3
+    assert task_reward(prompts=["p"] * 3, completions=completions, task=tasks) == [1.0, 0.0, 1.0]
+    shaped = make_task_reward(accuracy_weight=1.0, format_weight=0.5)
+    # Format asks for the <think> block as well.
+    assert shaped(completions=completions, task=tasks) == [1.5, 0.5, 1.0]
+    assert shaped.__name__ == "task_reward"
+
+
+def test_verl_compute_score():
+    params = list(inspect.signature(compute_score).parameters)
+    assert params[:4] == ["data_source", "solution_str", "ground_truth", "extra_info"]
+    assert compute_score("openai/gsm8k", "so 6*12 = 72\n#### 72", "72") == 1.0
+    assert compute_score("openai/gsm8k", "#### 71", "72") == 0.0
+    assert compute_score("math", "\\boxed{\\frac12}", ["0.5", "1/2"]) == 1.0
+    assert compute_score("mine", "<answer>49</answer>", None, extra_info={"task": TASK}) == 1.0
+    with pytest.raises(ValueError, match="ground_truth"):
+        compute_score("mine", "x", None)

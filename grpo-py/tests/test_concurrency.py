@@ -1,0 +1,51 @@
+"""Threads calling at once, and Ctrl-C in the middle of a batch."""
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from grpo_rewards import check_math, check_math_batch, score
+
+
+def native_threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_threads_call_concurrently_with_the_same_answers():
+    pairs = [(f"{i}/7", f"\\boxed{{\\frac{{{2 * i}}}{{14}}}}") for i in range(1, 300)]
+    task = {"id": "t", "kind": "math", "prompt": "p", "answer": "3/4"}
+
+    def work(k):
+        if k % 3 == 0:
+            return [r.correct for r in check_math_batch(pairs, threads=2)]
+        if k % 3 == 1:
+            return [check_math(g, p).correct for g, p in pairs[:50]]
+        return [s.correct for s in score(task, ["\\boxed{0.75}", "\\boxed{0.7}"])]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(work, range(24)))
+    for k, got in enumerate(results):
+        expected = [True] * len(pairs) if k % 3 == 0 else [True] * 50 if k % 3 == 1 else [True, False]
+        assert got == expected
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs POSIX signals")
+def test_keyboard_interrupt_stops_a_batch_quickly_and_leaves_no_worker():
+    # Big enough to run for many seconds on any machine.
+    pairs = [("\\frac{1}{3} + x^2", f"\\boxed{{x^2 + 0.{'3' * (i % 40 + 3)}}}") for i in range(400_000)]
+    check_math_batch(pairs[:10], threads=2)  # warm-up: no lazy thread pools counted below
+    before = native_threads()
+    main = threading.main_thread().ident
+    timer = threading.Timer(0.3, lambda: signal.pthread_kill(main, signal.SIGINT))
+    timer.start()
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        check_math_batch(pairs, threads=4)
+        pytest.fail("the batch finished before the interrupt: make it bigger")
+    elapsed = time.perf_counter() - started
+    timer.join()
+    assert elapsed < 0.3 + 1.0, f"raised {elapsed - 0.3:.2f}s after Ctrl-C"
+    assert native_threads() == before
