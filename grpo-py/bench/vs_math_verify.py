@@ -70,8 +70,20 @@ def main():
     pairs = [(r["gold"], r["pred"]) for r in rows]
     expected = [r["expected"] for r in rows]
 
+    def wrap(gold):
+        # Math-Verify's documented use: a bare reference answer goes inside $…$.
+        if "$" in gold or "\\boxed" in gold or "####" in gold:
+            return gold
+        return f"${gold}$"
+
+    def theirs_one(g, p):
+        try:
+            return bool(math_verify.verify(math_verify.parse(wrap(g)), math_verify.parse(p)))
+        except Exception:  # a crash of the baseline counts as "not equal"
+            return False
+
     def theirs_pass(ps):
-        return [bool(math_verify.verify(math_verify.parse(g), math_verify.parse(p))) for g, p in ps]
+        return [theirs_one(g, p) for g, p in ps]
 
     def ours_pass(ps):
         return [ours.verify(ours.parse(g), ours.parse(p)) for g, p in ps]
