@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 
 use crate::config::TrainConfig;
 use crate::error::{Error, Result};
+use crate::eval::EvalSettings;
 use crate::metrics::{EvalRecord, SampleRecord, StepRecord};
 use crate::model::Model;
 use crate::tokenizer::Tokenizer;
@@ -58,7 +59,22 @@ fn write_line<T: Serialize>(file: &mut File, path: &Path, value: &T) -> Result<(
         path: path.to_path_buf(),
         source,
     })?;
-    writeln!(file, "{line}").map_err(io(path))
+    // One write per record: a kill leaves at most the last line torn, never two records
+    // interleaved, and a torn line is dropped (with a warning) when the run resumes.
+    file.write_all(format!("{line}\n").as_bytes())
+        .map_err(io(path))
+}
+
+/// Writes `contents` to `path` atomically: a sibling temporary file, synced, then renamed
+/// over it, so a kill leaves the old file or the new one, never a part.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".partial");
+    let tmp = PathBuf::from(tmp);
+    let mut file = File::create(&tmp).map_err(io(&tmp))?;
+    file.write_all(contents).map_err(io(&tmp))?;
+    file.sync_all().map_err(io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io(path))
 }
 
 /// Reads a JSON-lines file of records (missing file: none).
@@ -82,23 +98,39 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
 }
 
 /// Keeps only the lines whose `step` is at most `step` (a resumed run rewrites what came
-/// after its checkpoint).
+/// after its checkpoint), atomically. A line that is not a JSON record (the torn last line of
+/// a killed run) is dropped with a warning.
 fn truncate_after(path: &Path, step: u64) -> Result<()> {
     if !path.exists() {
         return Ok(());
     }
     let text = std::fs::read_to_string(path).map_err(io(path))?;
-    let kept: String = text
-        .lines()
-        .filter(|line| {
-            serde_json::from_str::<serde_json::Value>(line)
-                .ok()
-                .and_then(|v| v.get("step").and_then(serde_json::Value::as_u64))
-                .is_some_and(|s| s <= step)
-        })
-        .map(|line| format!("{line}\n"))
-        .collect();
-    std::fs::write(path, kept).map_err(io(path))
+    let mut kept = String::with_capacity(text.len());
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+            tracing::warn!(
+                file = %path.display(),
+                line = n + 1,
+                "dropping a torn record (the run was killed while writing it)"
+            );
+            continue;
+        };
+        if record
+            .get("step")
+            .and_then(serde_json::Value::as_u64)
+            .is_some_and(|s| s <= step)
+        {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    if kept.len() == text.len() {
+        return Ok(());
+    }
+    write_atomic(path, kept.as_bytes())
 }
 
 /// Provenance of a run: enough to say what produced it.
@@ -138,14 +170,14 @@ impl RunDir {
     pub fn create(root: &Path, config: &TrainConfig) -> Result<Self> {
         std::fs::create_dir_all(root).map_err(io(root))?;
         let config_path = root.join("config.toml");
-        std::fs::write(&config_path, config.to_toml()?).map_err(io(&config_path))?;
+        write_atomic(&config_path, config.to_toml()?.as_bytes())?;
         let prov_path = root.join("provenance.json");
         let prov =
             serde_json::to_string_pretty(&provenance(config)).map_err(|source| Error::Json {
                 path: prov_path.clone(),
                 source,
             })?;
-        std::fs::write(&prov_path, prov).map_err(io(&prov_path))?;
+        write_atomic(&prov_path, prov.as_bytes())?;
         for name in [METRICS, EVAL, SAMPLES] {
             let path = root.join(name);
             File::create(&path).map_err(io(&path))?;
@@ -215,10 +247,26 @@ impl RunDir {
         self.evals().ok().and_then(|e| e.last().map(|r| r.step))
     }
 
-    /// Saves the policy in HF format under `final/`.
-    pub fn write_final(&self, model: &Model, tokenizer: &Tokenizer) -> Result<PathBuf> {
+    /// Saves the policy in HF format under `final/`, with the run's evaluation settings:
+    /// written into `final.partial/`, then renamed, so `final/` is only ever a complete model
+    /// (a run killed in between has none and writes it again when resumed).
+    pub fn write_final(
+        &self,
+        model: &Model,
+        tokenizer: &Tokenizer,
+        eval: &EvalSettings,
+    ) -> Result<PathBuf> {
         let dir = self.root.join("final");
-        crate::loading::save_hf_dir(model, tokenizer, &dir)?;
+        let partial = self.root.join("final.partial");
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
+        }
+        crate::loading::save_hf_dir(model, tokenizer, &partial)?;
+        eval.write(&partial)?;
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+        }
+        std::fs::rename(&partial, &dir).map_err(io(&dir))?;
         Ok(dir)
     }
 
@@ -267,6 +315,19 @@ pub fn summary_text(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn truncate_after_drops_a_torn_last_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.jsonl");
+        std::fs::write(&path, "{\"step\":1}\n{\"step\":2}\n{\"step\":3,\"rew").unwrap();
+        truncate_after(&path, 5).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"step\":1}\n{\"step\":2}\n"
+        );
+        assert!(!dir.path().join("m.jsonl.partial").exists());
+    }
 
     #[test]
     fn truncate_after_keeps_earlier_steps_only() {

@@ -61,11 +61,27 @@ impl Args {
             let config = TrainConfig::from_toml(&text)
                 .with_context(|| format!("parsing {}", saved.display()))?;
             apply_threads(config.threads);
-            let trainer = Trainer::resume_with(&out, config)
-                .with_context(|| format!("resuming {}", out.display()))?;
-            let dir = RunDir::reopen(&out, trainer.steps_taken())
-                .with_context(|| format!("reopening {}", out.display()))?;
-            (trainer, dir)
+            let checkpoints = out.join("checkpoints");
+            let latest = grpo_runner::checkpoint::latest(&checkpoints)
+                .with_context(|| format!("reading {}", checkpoints.display()))?;
+            if latest.is_none() {
+                // Killed before its first checkpoint (during the warm-up): nothing to resume,
+                // so the run starts over from its saved config, as the same seed would.
+                tracing::warn!(
+                    dir = %out.display(),
+                    "no checkpoint yet (the run stopped before its first one): starting it over"
+                );
+                let trainer = Trainer::new(config).context("setting up the run")?;
+                let dir = RunDir::create(&out, trainer.config())
+                    .with_context(|| format!("recreating {}", out.display()))?;
+                (trainer, dir)
+            } else {
+                let trainer = Trainer::resume_with(&out, config)
+                    .with_context(|| format!("resuming {}", out.display()))?;
+                let dir = RunDir::reopen(&out, trainer.steps_taken())
+                    .with_context(|| format!("reopening {}", out.display()))?;
+                (trainer, dir)
+            }
         } else {
             let preset = self.preset.unwrap_or(Preset::Tiny);
             let config = TrainConfig::resolve(preset, self.config.as_deref(), &self.overrides)

@@ -570,8 +570,7 @@ impl Trainer {
             dir.append_eval(&record)?;
             on_event(&Event::Eval(record));
         }
-        let final_dir = dir.write_final(&self.policy, &self.tokenizer)?;
-        self.eval_settings().write(&final_dir)?;
+        dir.write_final(&self.policy, &self.tokenizer, &self.eval_settings())?;
         if let Err(e) = dir.plot() {
             tracing::warn!("could not draw the plot: {e}");
         }

@@ -78,3 +78,75 @@ fn resume_continues_identically_with_reference_and_minibatches() {
         "update.micro_batch_groups=1",
     ]);
 }
+
+/// A run killed during its warm-up has no checkpoint: `grpo train --resume` starts it over
+/// from the saved config (with a warning) and ends where an uninterrupted run ends. A torn
+/// record left by the kill is dropped.
+#[test]
+fn resume_before_the_first_checkpoint_starts_over() {
+    let sets = [
+        "--preset",
+        "smoke",
+        "--set",
+        "budget.steps=2",
+        "--set",
+        "checkpoint.every=2",
+        "--set",
+        "threads=1",
+        "--quiet",
+    ];
+    let whole = tempfile::tempdir().unwrap();
+    let out = super::common::grpo()
+        .args(["train", "--out"])
+        .arg(whole.path())
+        .args(sets)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // What a kill during the warm-up leaves: the config, no checkpoint, a torn record.
+    let killed = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        whole.path().join("config.toml"),
+        killed.path().join("config.toml"),
+    )
+    .unwrap();
+    std::fs::write(killed.path().join("eval.jsonl"), "{\"step\":0,\"accur").unwrap();
+    let out = super::common::grpo()
+        .args(["train", "--resume", "--quiet", "--out"])
+        .arg(killed.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("starting it over"), "{stderr}");
+    for name in ["eval.jsonl", "metrics.jsonl"] {
+        let read = |dir: &std::path::Path| -> Vec<serde_json::Value> {
+            std::fs::read_to_string(dir.join(name))
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    if let Some(obj) = v.as_object_mut() {
+                        obj.retain(|k, _| {
+                            !(k.ends_with("_seconds")
+                                || k.ends_with("per_second")
+                                || k == "seconds"
+                                || k == "score_fraction")
+                        });
+                    }
+                    v
+                })
+                .collect()
+        };
+        assert_eq!(read(killed.path()), read(whole.path()), "{name}");
+    }
+    assert_eq!(
+        std::fs::read(killed.path().join("final/model.safetensors")).unwrap(),
+        std::fs::read(whole.path().join("final/model.safetensors")).unwrap()
+    );
+}
