@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use grpo_rewards::code::Credit;
 use grpo_tasks::Template;
 
-use super::schema::default_fault_retries;
+use super::schema::{default_fault_retries, default_group_timeout_s};
 use super::*;
 use crate::error::{Error, Result};
 use crate::schedule::ScheduleKind;
@@ -101,6 +101,7 @@ fn tiny() -> TrainConfig {
             format_mode: FormatMode::Strict,
             credit: Credit::Binary,
             fault_retries: default_fault_retries(),
+            group_timeout_s: default_group_timeout_s(),
         },
         sandbox: SandboxSection::default(),
         algorithm,

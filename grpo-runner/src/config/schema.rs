@@ -94,9 +94,21 @@ pub struct RewardsSection {
     /// before it is left out of the update (and counted in `metrics.jsonl`).
     #[serde(default = "default_fault_retries")]
     pub fault_retries: usize,
+    /// Seconds one group's scoring may take before it counts as a fault (a reward that
+    /// hangs), retried and then left out like any fault. A safety net far above any sandbox
+    /// limit, so a healthy run never depends on machine speed; 0 turns it off.
+    #[serde(default = "default_group_timeout_s")]
+    pub group_timeout_s: f64,
 }
 
 impl RewardsSection {
+    /// How long one group's scoring may take (`None`: no limit).
+    pub fn group_timeout(&self) -> Option<std::time::Duration> {
+        (self.group_timeout_s > 0.0)
+            .then(|| std::time::Duration::try_from_secs_f64(self.group_timeout_s).ok())
+            .flatten()
+    }
+
     /// The weights this section sets (absent ones are left to the pack).
     pub fn weights(&self) -> grpo_tasks::RewardWeights {
         grpo_tasks::RewardWeights {
@@ -108,6 +120,10 @@ impl RewardsSection {
 
 pub(super) fn default_fault_retries() -> usize {
     2
+}
+
+pub(super) fn default_group_timeout_s() -> f64 {
+    600.0
 }
 
 /// The code sandbox: where and how generated programs run.

@@ -26,6 +26,7 @@ impl TrainConfig {
                 Err(bad(field, "must be positive"))
             }
         }
+        finite_nonneg("rewards.group_timeout_s", self.rewards.group_timeout_s)?;
         self.algorithm
             .grpo()
             .validate()

@@ -35,6 +35,7 @@ impl Trainer {
         };
         let (mut formatted, mut faults) = (0usize, 0usize);
         let retries = self.config.rewards.fault_retries;
+        let timeout = self.config.rewards.group_timeout();
         let rewards = Arc::clone(&self.rewards);
         let runtime = &self.runtime;
         let report = crate::eval::evaluate(
@@ -44,7 +45,7 @@ impl Trainer {
             &config,
             |i, completions| {
                 let job = vec![(tasks[i].clone(), completions.to_vec())];
-                let scored = runtime.block_on(score_with_retries(&rewards, &job, retries));
+                let scored = runtime.block_on(score_with_retries(&rewards, &job, retries, timeout));
                 Ok(match scored.into_iter().next().flatten() {
                     Some(scores) => {
                         formatted += scores

@@ -307,6 +307,14 @@ impl Trainer {
         &self.tokenizer
     }
 
+    /// Replaces the reward set built from the config with `rewards` (a reward of your own,
+    /// in Rust); training and evaluation both score with it, with the same fault handling:
+    /// a group whose scoring fails or outlasts `rewards.group_timeout_s` is retried, then
+    /// left out and counted.
+    pub fn set_rewards(&mut self, rewards: RewardSet) {
+        self.rewards = Arc::new(rewards);
+    }
+
     fn encode_prompt(&self, task: &Task) -> Result<(String, Vec<u32>)> {
         let text = self.template.render(task);
         let ids = encode_prompt(&self.tokenizer, &text, self.config.model.chat_template)?;

@@ -3,9 +3,10 @@
 //! reference log-probs computed meanwhile; faulted groups are retried, then left out.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use grpo_rewards::{RewardSet, ScoredResult};
+use futures::future::join_all;
+use grpo_rewards::{RewardError, RewardSet, ScoredResult};
 use grpo_tasks::Task;
 use rand::Rng;
 
@@ -84,6 +85,7 @@ impl Trainer {
         };
         let per_piece = count.div_ceil(pieces);
         let retries = self.config.rewards.fault_retries;
+        let timeout = self.config.rewards.group_timeout();
         // One entry per prompt: its G completions and their decoded texts.
         let mut sampled: Vec<(Vec<Completion>, Vec<String>)> = Vec::with_capacity(count);
         let mut scoring = Vec::with_capacity(pieces);
@@ -107,7 +109,7 @@ impl Trainer {
             let rewards = Arc::clone(&self.rewards);
             scoring.push(self.runtime.spawn(async move {
                 let started = Instant::now();
-                let scored = score_with_retries(&rewards, &jobs, retries).await;
+                let scored = score_with_retries(&rewards, &jobs, retries, timeout).await;
                 (scored, started.elapsed().as_secs_f64())
             }));
         }
@@ -204,17 +206,36 @@ fn reference_logprobs(
 }
 
 /// Scores `groups`, scoring a group again (up to `retries` times) while it faults; a group
-/// that faults on every try is `None`: it gets no reward at all.
+/// that faults on every try is `None`: it gets no reward at all. A group whose scoring takes
+/// longer than `timeout` (a reward that hangs) is a fault like any other.
 pub(super) async fn score_with_retries(
     rewards: &RewardSet,
     groups: &[(Task, Vec<String>)],
     retries: usize,
+    timeout: Option<Duration>,
 ) -> Vec<Option<Vec<ScoredResult>>> {
     let mut out: Vec<Option<Vec<ScoredResult>>> = vec![None; groups.len()];
     let mut pending: Vec<usize> = (0..groups.len()).collect();
     for attempt in 0..=retries {
         let batch: Vec<(Task, Vec<String>)> = pending.iter().map(|&i| groups[i].clone()).collect();
-        let results = rewards.score_batch(&batch).await;
+        let results = join_all(batch.iter().map(|(task, completions)| async move {
+            let scoring = rewards.score_group(task, completions);
+            match timeout {
+                Some(limit) => tokio::time::timeout(limit, scoring)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(RewardError::fault(
+                            task.id(),
+                            format!(
+                                "scoring took longer than rewards.group_timeout_s = {}",
+                                limit.as_secs_f64()
+                            ),
+                        ))
+                    }),
+                None => scoring.await,
+            }
+        }))
+        .await;
         let mut failed = Vec::new();
         for (&i, result) in pending.iter().zip(results) {
             match result {

@@ -9,5 +9,6 @@ mod common;
 mod model;
 mod sampler;
 mod smollm2;
+mod trainer_faults;
 mod trainer_resume;
 mod trainer_run;
