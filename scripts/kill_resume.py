@@ -161,11 +161,16 @@ def main():
         else:
             cmd = [args.grpo, "train", *settings, "--out", str(run)]
         proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
-        # Spread the kills over the whole run: inside the warm-up while there is no checkpoint
-        # (most such kills restart it), then over the GRPO steps, mid-step, mid-evaluation and
-        # mid-checkpoint alike.
-        has_ckpt = (run / "checkpoints").exists() and any((run / "checkpoints").iterdir())
-        span = warm * 1.3 if not has_ckpt else load + 3 * (duration - warm) / max(args.kills, 1)
+        # Spread the kills over the whole run: a sixth inside the warm-up (each restarts it),
+        # the rest over the GRPO steps, mid-step, mid-evaluation and mid-checkpoint alike.
+        def has_ckpt():
+            return (run / "checkpoints").exists() and any(
+                d.name.startswith("step-") for d in (run / "checkpoints").iterdir())
+        in_warmup = sum(1 for w in landed if w.startswith("warm-up") or w.startswith("before"))
+        if not has_ckpt() and in_warmup >= max(1, args.kills // 6):
+            while proc.poll() is None and not has_ckpt():
+                time.sleep(0.005)
+        span = warm * 1.3 if not has_ckpt() else load + 3 * (duration - warm) / max(args.kills, 1)
         delay = rng.uniform(0.0, span)
         try:
             proc.wait(timeout=delay)
