@@ -250,22 +250,30 @@ fn check_math_batch(
     let cancel = AtomicBool::new(false);
     let finished = (Mutex::new(0usize), Condvar::new());
     std::thread::scope(|scope| -> PyResult<()> {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                while !cancel.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((gold, prediction)) = pairs.get(i) else {
-                        break;
-                    };
-                    let check = checker.check(gold, prediction);
-                    // Each index is claimed once, so the slot is empty.
-                    let _ = slots[i].set(MathResult::from(check));
-                }
-                let (count, done) = &finished;
-                let mut count = count.lock().unwrap_or_else(|e| e.into_inner());
-                *count += 1;
-                done.notify_all();
-            });
+        for k in 0..workers {
+            let spawned = std::thread::Builder::new()
+                .name(format!("grpo-math-{k}"))
+                .spawn_scoped(scope, || {
+                    while !cancel.load(Ordering::Relaxed) {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((gold, prediction)) = pairs.get(i) else {
+                            break;
+                        };
+                        let check = checker.check(gold, prediction);
+                        // Each index is claimed once, so the slot is empty.
+                        let _ = slots[i].set(MathResult::from(check));
+                    }
+                    let (count, done) = &finished;
+                    let mut count = count.lock().unwrap_or_else(|e| e.into_inner());
+                    *count += 1;
+                    done.notify_all();
+                });
+            if let Err(e) = spawned {
+                cancel.store(true, Ordering::Relaxed);
+                return Err(RewardFault::new_err(format!(
+                    "starting a worker thread: {e}"
+                )));
+            }
         }
         loop {
             let all_done = py.detach(|| {

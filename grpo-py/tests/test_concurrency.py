@@ -10,8 +10,16 @@ import pytest
 from grpo_rewards import check_math, check_math_batch, score
 
 
-def native_threads():
-    return len(os.listdir("/proc/self/task"))
+def math_workers():
+    """Native threads of this process running check_math_batch work (named grpo-math-N)."""
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            continue
+    return sum(1 for n in names if n.startswith("grpo-math"))
 
 
 def test_threads_call_concurrently_with_the_same_answers():
@@ -36,10 +44,9 @@ def test_threads_call_concurrently_with_the_same_answers():
 def test_keyboard_interrupt_stops_a_batch_quickly_and_leaves_no_worker():
     # Big enough to run for many seconds on any machine.
     pairs = [("\\frac{1}{3} + x^2", f"\\boxed{{x^2 + 0.{'3' * (i % 40 + 3)}}}") for i in range(400_000)]
-    check_math_batch(pairs[:10], threads=2)  # warm-up: no lazy thread pools counted below
-    before = native_threads()
     main = threading.main_thread().ident
-    timer = threading.Timer(0.3, lambda: signal.pthread_kill(main, signal.SIGINT))
+    seen = []
+    timer = threading.Timer(0.3, lambda: (seen.append(math_workers()), signal.pthread_kill(main, signal.SIGINT)))
     timer.start()
     started = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
@@ -48,4 +55,5 @@ def test_keyboard_interrupt_stops_a_batch_quickly_and_leaves_no_worker():
     elapsed = time.perf_counter() - started
     timer.join()
     assert elapsed < 0.3 + 1.0, f"raised {elapsed - 0.3:.2f}s after Ctrl-C"
-    assert native_threads() == before
+    assert seen == [4], "the batch must have been running on its 4 workers"
+    assert math_workers() == 0, "a worker outlived the interrupt"
