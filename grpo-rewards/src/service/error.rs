@@ -173,23 +173,25 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
         let deadline = req.extensions().get::<BodyDeadline>().copied();
         let read = bytes::Bytes::from_request(req, state);
         let read = match deadline {
-            Some(deadline) => tokio::time::timeout_at(deadline.at, read)
-                .await
-                .map_err(|_elapsed| ApiError::BodyTimeout {
-                    timeout_ms: deadline.timeout_ms,
-                })?,
+            Some(deadline) => {
+                tokio::time::timeout_at(deadline.at, read)
+                    .await
+                    .map_err(|_elapsed| ApiError::BodyTimeout {
+                        timeout_ms: deadline.timeout_ms,
+                    })?
+            }
             None => read.await,
         };
         let bytes = read.map_err(|rejection| match &rejection {
-                BytesRejection::FailedToBufferBody(_)
-                    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE =>
-                {
-                    ApiError::TooLarge
-                }
-                _ => ApiError::Body {
-                    reason: rejection.body_text(),
-                },
-            })?;
+            BytesRejection::FailedToBufferBody(_)
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE =>
+            {
+                ApiError::TooLarge
+            }
+            _ => ApiError::Body {
+                reason: rejection.body_text(),
+            },
+        })?;
         parse_json(&bytes).map(JsonBody)
     }
 }

@@ -378,7 +378,11 @@ async fn guard_body(State(state): State<AppState>, mut request: Request, next: N
     if let Some(declared) = declared
         && declared > u64::try_from(state.config.max_body_bytes).unwrap_or(u64::MAX)
     {
-        tracing::debug!(declared, limit = state.config.max_body_bytes, "body too large");
+        tracing::debug!(
+            declared,
+            limit = state.config.max_body_bytes,
+            "body too large"
+        );
         return ApiError::TooLarge.into_response();
     }
     request

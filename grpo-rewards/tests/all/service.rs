@@ -912,7 +912,12 @@ mod abuse {
             stream.write_all(head.as_bytes()).await.unwrap();
             let r = read_response(&mut stream).await;
             assert_error(&r, 413, "body_too_large");
-            assert!(r.json()["detail"].as_str().unwrap().contains("--max-body-bytes"));
+            assert!(
+                r.json()["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("--max-body-bytes")
+            );
         }
         // With `Expect: 100-continue` the client is told before it sends anything.
         let mut stream = TcpStream::connect(server.addr).await.unwrap();
@@ -992,8 +997,7 @@ mod abuse {
         for path in ["/v1/score", "/run_code"] {
             let stream = TcpStream::connect(server.addr).await.unwrap();
             let (mut reader, mut writer) = stream.into_split();
-            let head =
-                format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n");
+            let head = format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n");
             writer.write_all(head.as_bytes()).await.unwrap();
             // One byte every 100 ms: 100 s for the whole body.
             let trickle = tokio::spawn(async move {
@@ -1030,7 +1034,13 @@ mod abuse {
         let deep = "[".repeat(100_000);
         let cases: Vec<(&str, Vec<u8>, u16, &str, &str)> = vec![
             // Invalid UTF-8, outside and inside a string.
-            ("/v1/score", b"\xff\xfe{}".to_vec(), 400, "malformed_json", "line 1"),
+            (
+                "/v1/score",
+                b"\xff\xfe{}".to_vec(),
+                400,
+                "malformed_json",
+                "line 1",
+            ),
             (
                 "/run_code",
                 b"{\"code\": \"\xc3\x28\"}".to_vec(),
@@ -1039,8 +1049,21 @@ mod abuse {
                 "line 1",
             ),
             // 100k nested arrays stop at the parser's recursion limit, well inside the body limit.
-            ("/v1/score", deep.clone().into_bytes(), 400, "malformed_json", "recursion limit"),
-            ("/run_code", deep.into_bytes(), 400, "malformed_json", "recursion limit"),
+            (
+                "/v1/score",
+                deep.clone().into_bytes(),
+                400,
+                "malformed_json",
+                "recursion limit",
+            ),
+            // `/run_code`'s first field is a string: the parser stops at the first `[`.
+            (
+                "/run_code",
+                deep.into_bytes(),
+                422,
+                "invalid_request",
+                "invalid type",
+            ),
             (
                 "/v1/score",
                 format!(
@@ -1048,7 +1071,7 @@ mod abuse {
                     "[".repeat(50_000),
                     "]".repeat(50_000)
                 )
-                    .into_bytes(),
+                .into_bytes(),
                 400,
                 "malformed_json",
                 "recursion limit",
@@ -1076,17 +1099,65 @@ mod abuse {
             ("/run_code", &run_code, "code", json!(5), "code"),
             ("/run_code", &run_code, "language", json!(5), "language"),
             ("/run_code", &run_code, "stdin", json!([1]), "stdin"),
-            ("/run_code", &run_code, "compile_timeout", json!("ten"), "compile_timeout"),
-            ("/run_code", &run_code, "run_timeout", json!("ten"), "run_timeout"),
-            ("/run_code", &run_code, "memory_limit_MB", json!("lots"), "memory_limit_MB"),
+            (
+                "/run_code",
+                &run_code,
+                "compile_timeout",
+                json!("ten"),
+                "compile_timeout",
+            ),
+            (
+                "/run_code",
+                &run_code,
+                "run_timeout",
+                json!("ten"),
+                "run_timeout",
+            ),
+            (
+                "/run_code",
+                &run_code,
+                "memory_limit_MB",
+                json!("lots"),
+                "memory_limit_MB",
+            ),
             ("/run_code", &run_code, "files", json!([1]), "files"),
-            ("/run_code", &run_code, "fetch_files", json!("x"), "fetch_files"),
-            ("/v1/score", &score, "completions", json!("abc"), "completions"),
-            ("/v1/score", &score, "completions", json!([1]), "completions[0]"),
+            (
+                "/run_code",
+                &run_code,
+                "fetch_files",
+                json!("x"),
+                "fetch_files",
+            ),
+            (
+                "/v1/score",
+                &score,
+                "completions",
+                json!("abc"),
+                "completions",
+            ),
+            (
+                "/v1/score",
+                &score,
+                "completions",
+                json!([1]),
+                "completions[0]",
+            ),
             ("/v1/score", &score, "id", json!(5), "id"),
             ("/v1/score", &score, "credit", json!(5), "credit"),
-            ("/v1/score", &score, "format_weight", json!("x"), "format_weight"),
-            ("/v1/score", &score, "ground_truth", json!(true), "ground_truth"),
+            (
+                "/v1/score",
+                &score,
+                "format_weight",
+                json!("x"),
+                "format_weight",
+            ),
+            (
+                "/v1/score",
+                &score,
+                "ground_truth",
+                json!(true),
+                "ground_truth",
+            ),
         ];
         for (path, base, field, wrong, named) in cases {
             let mut body = (*base).clone();
@@ -1135,8 +1206,13 @@ mod abuse {
         // A third connection waits for a slot: no answer while both are open.
         let addr = server.addr;
         let mut third = tokio::spawn(async move {
-            request(addr, "POST", "/run_code", verl_body("print(8)", None, 5).to_string().as_bytes())
-                .await
+            request(
+                addr,
+                "POST",
+                "/run_code",
+                verl_body("print(8)", None, 5).to_string().as_bytes(),
+            )
+            .await
         });
         assert!(
             tokio::time::timeout(Duration::from_millis(300), &mut third)
@@ -1166,7 +1242,9 @@ mod abuse {
         for _ in 0..20 {
             let mut stream = TcpStream::connect(server.addr).await.unwrap();
             stream
-                .write_all(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"comp")
+                .write_all(
+                    b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"comp",
+                )
                 .await
                 .unwrap();
             drop(stream);
