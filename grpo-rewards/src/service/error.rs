@@ -203,12 +203,20 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let value: T = serde_path_to_error::deserialize(&mut json).map_err(|e| {
         let path = e.path().to_string();
         let e = e.into_inner();
-        match e.classify() {
-            serde_json::error::Category::Data if path != "." => {
-                ApiError::invalid(format!("{path}: {e}"))
+        let shape = match e.classify() {
+            serde_json::error::Category::Data => true,
+            // serde_json reports some wrong types (a number where an enum's name goes) as
+            // syntax; a document that parses as JSON, within the recursion limit, is well-formed.
+            serde_json::error::Category::Syntax => {
+                !e.to_string().starts_with("recursion limit")
+                    && serde_json::from_slice::<serde_json::Value>(bytes).is_ok()
             }
-            serde_json::error::Category::Data => ApiError::invalid(e.to_string()),
-            _ => ApiError::MalformedJson {
+            _ => false,
+        };
+        match (shape, path.as_str()) {
+            (true, ".") => ApiError::invalid(e.to_string()),
+            (true, path) => ApiError::invalid(format!("{path}: {e}")),
+            (false, _) => ApiError::MalformedJson {
                 reason: e.to_string(),
             },
         }
@@ -263,6 +271,20 @@ mod tests {
         assert!(err.to_string().contains("code: "), "{err}");
         let err = parse_json::<Shape>(br#"{}"#).unwrap_err();
         assert!(err.to_string().contains("missing field `code`"), "{err}");
+        // serde_json calls a number where an enum's name goes a syntax error; it is a 422.
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        enum Mode {
+            Fast,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct WithMode {
+            mode: Mode,
+        }
+        let err = parse_json::<WithMode>(br#"{"mode": 5}"#).unwrap_err();
+        assert_eq!(err.status(), StatusCode::UNPROCESSABLE_ENTITY, "{err}");
+        assert!(err.to_string().contains("mode: "), "{err}");
         // Trailing text after the document is a syntax error.
         let err = parse_json::<Shape>(br#"{"code": "x"} {"#).unwrap_err();
         assert_eq!(err.status(), StatusCode::BAD_REQUEST, "{err}");

@@ -1163,6 +1163,7 @@ mod abuse {
             let mut body = (*base).clone();
             body[*field] = wrong.clone();
             let r = server.post(path, body).await;
+            assert_eq!(r.status, 422, "{path} {field}={wrong}: {}", r.text());
             assert_error(&r, 422, "invalid_request");
             let detail = r.json()["detail"].as_str().unwrap().to_owned();
             assert!(detail.contains(named), "{path} {field}={wrong}: {detail}");
