@@ -29,6 +29,7 @@ import json
 import os
 import pathlib
 import re
+import select
 import socket
 import struct
 import subprocess
@@ -205,24 +206,70 @@ def close(writer: asyncio.StreamWriter, reset: bool = False) -> None:
     writer.close()
 
 
-async def exchange(host: str, port: int, method: str, path: str, body: bytes = b"",
-                   extra: str = "", content_length: int | None = None, timeout: float = 120) -> Reply:
-    """One request on a fresh connection; the body is sent whole (errors while sending are ignored:
-    a server may refuse a body from its header and close)."""
+async def send(host: str, port: int, head: bytes, body: bytes = b"", timeout: float = 120) -> Reply:
+    """Sends `head` and `body` on a fresh connection and reads the reply. The body goes in 64 KiB
+    pieces and stops as soon as a reply is in: a server may answer from the headers and close,
+    and writing on after that would reset the connection under the reply."""
     started = time.monotonic()
     reader, writer = await connect(host, port)
-    length = len(body) if content_length is None else content_length
-    head = (f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {length}\r\nConnection: close\r\n{extra}\r\n").encode()
+    reading = asyncio.ensure_future(read_reply(reader, started))
     try:
-        writer.write(head + body)
+        writer.write(head)
+        for i in range(0, len(body), 65536):
+            if reading.done():
+                break
+            writer.write(body[i:i + 65536])
+            await writer.drain()
+            await asyncio.sleep(0)
         await writer.drain()
     except (ConnectionError, OSError):
         pass
     try:
-        return await asyncio.wait_for(read_reply(reader, started), timeout)
+        return await asyncio.wait_for(reading, timeout)
     finally:
         close(writer)
+
+
+def send_blocking(host: str, port: int, head: bytes, body: bytes, timeout: float = 60) -> Reply:
+    """`send` for bodies the server refuses from the headers, with a blocking socket: the body
+    goes only while no reply is readable, and the reply is read straight from the kernel, which
+    keeps it even when the server's close resets the connection after it."""
+    started = time.monotonic()
+    raw = b""
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.sendall(head)
+        sent = 0
+        while sent < len(body):
+            readable, writable, _ = select.select([s], [s], [], timeout)
+            if readable or not writable:
+                break
+            try:
+                sent += s.send(body[sent:sent + 65536])
+            except OSError:
+                break
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            raw += chunk
+            split = raw.find(b"\r\n\r\n")
+            m = re.search(rb"(?im)^content-length:\s*(\d+)", raw[:split]) if split >= 0 else None
+            if m and len(raw) >= split + 4 + int(m.group(1)):
+                break
+    return Reply(raw, time.monotonic() - started)
+
+
+async def exchange(host: str, port: int, method: str, path: str, body: bytes = b"",
+                   content_length: int | None = None, timeout: float = 120) -> Reply:
+    """One request on a fresh connection (`Connection: close`), `content_length` declared
+    (default: the body's length)."""
+    length = len(body) if content_length is None else content_length
+    head = (f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {length}\r\nConnection: close\r\n\r\n").encode()
+    return await send(host, port, head, body, timeout)
 
 
 async def post(host: str, port: int, path: str, value) -> Reply:
@@ -243,8 +290,10 @@ class Row:
         self.requests += 1
         self.statuses[reply.label] += 1
 
-    def check(self, ok: bool, what: str, field: str = "bad_ok") -> None:
-        setattr(self, field, (getattr(self, field) is not False) and ok)
+    def check(self, ok: bool, what: str, field: str | None = "bad_ok") -> None:
+        """Records a check; `field` is the table column it counts in (None: only the result)."""
+        if field is not None:
+            setattr(self, field, (getattr(self, field) is not False) and ok)
         if not ok:
             self.failures.append(what)
 
@@ -321,33 +370,28 @@ async def over_limit(h, p, args, row: Row) -> None:
             row.record(r)
             slowest = max(slowest, r.elapsed)
             row.check(r.error(413, "body_too_large", "--max-body-bytes"), f"{path} declared {declared}: {r.label}")
-        r = await exchange(h, p, "POST", path, b"x" * (limit + 1))
+        head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {limit + 1}\r\n\r\n".encode()
+        r = await asyncio.to_thread(send_blocking, h, p, head, b"x" * (limit + 1))
         row.record(r)
         row.check(r.error(413, "body_too_large"), f"{path} sent {limit + 1} bytes: {r.label}")
         # Chunked, with no length declared: refused once the bytes pass the limit.
         body = b"".join(b"%x\r\n%s\r\n" % (65536, b"y" * 65536) for _ in range(limit // 65536 + 2)) + b"0\r\n\r\n"
-        started = time.monotonic()
-        reader, writer = await connect(h, p)
-        try:
-            writer.write(f"POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".encode() + body)
-            await writer.drain()
-        except (ConnectionError, OSError):
-            pass
-        r = await asyncio.wait_for(read_reply(reader, started), 60)
-        close(writer)
+        head = f"POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+        r = await asyncio.to_thread(send_blocking, h, p, head, body)
         row.record(r)
         row.check(r.error(413, "body_too_large"), f"{path} chunked past the limit: {r.label}")
     row.note = f"header-only 413s in ≤ {slowest * 1000:.0f} ms"
 
 
 async def invalid_utf8(h, p, args, row: Row) -> None:
-    bodies = [b"\xff\xfe{}", b'{"code": "\xc3\x28"}', b'{"code": "print(\'\xed\xa0\x80\')"}',
-              b'{"completions": ["\x80"], "ground_truth": "1"}', b'{"code": "\\ud800"}', b"\x00" * 64]
-    for path in ("/v1/score", "/run_code"):
-        for body in bodies:
+    bad = [b"\xc3\x28", b"\xed\xa0\x80", b"\x80", b"\\ud800", b"\xff\xfe"]
+    bodies = {"/v1/score": [b'{"ground_truth": "1", "completions": ["' + x + b'"]}' for x in bad],
+              "/run_code": [b'{"code": "print(\'' + x + b'\')"}' for x in bad]}
+    for path, cases in bodies.items():
+        for body in cases + [b"\xff\xfe{}", b"\x00" * 64]:
             r = await exchange(h, p, "POST", path, body)
             row.record(r)
-            row.check(r.error(400, "malformed_json", "line 1"), f"{path} {body[:20]!r}: {r.label}")
+            row.check(r.error(400, "malformed_json", "line 1"), f"{path} {body[:40]!r}: {r.label} {r.body[:80]!r}")
 
 
 async def nested_json(h, p, args, row: Row) -> None:
@@ -390,16 +434,17 @@ async def idle_connections(h, p, args, row: Row) -> None:
     """Thousands of connections that send nothing: the server must close them all (after its
     header timeout, past the connection cap as slots free up), and still serve a real client."""
     n = args.idle
-    opened, writers = 0, []
-    readers = []
-    for _ in range(n):
+
+    async def open_one():
         try:
-            reader, writer = await asyncio.wait_for(connect(h, p), 10)
+            return await asyncio.wait_for(connect(h, p), 30)
         except (OSError, asyncio.TimeoutError):
-            continue
-        opened += 1
-        readers.append(reader)
-        writers.append(writer)
+            return None
+
+    pairs = [c for c in await asyncio.gather(*(open_one() for _ in range(n))) if c is not None]
+    opened = len(pairs)
+    readers = [r for r, _ in pairs]
+    writers = [w for _, w in pairs]
     started = time.monotonic()
     # A real request while the idle ones hold the cap.
     good = asyncio.ensure_future(post(h, p, "/v1/score", GOOD_SCORE))
@@ -411,23 +456,41 @@ async def idle_connections(h, p, args, row: Row) -> None:
             return True
 
     rounds = n / args.max_connections + 2
-    budget = rounds * args.header_timeout_ms / 1000 + 30
-    try:
-        results = await asyncio.wait_for(asyncio.gather(*(closed_by_server(r) for r in readers)), budget)
-    except asyncio.TimeoutError:
-        results = []
-    closed_all = time.monotonic() - started
+    budget = rounds * args.header_timeout_ms / 1000 + 10
+
+    async def wait_closed(reader, wait: float) -> bool:
+        try:
+            return await asyncio.wait_for(closed_by_server(reader), wait)
+        except asyncio.TimeoutError:
+            return False
+
+    closed = await asyncio.gather(*(wait_closed(r, budget) for r in readers))
+    closed_in = time.monotonic() - started
+    # A handshake past the listen backlog is dropped by the kernel while the client believes
+    # it connected: the server never saw it, so nothing can close it until the client sends.
+    ghosts = [i for i, c in enumerate(closed) if not c]
+    for i in ghosts:
+        try:
+            writers[i].write(b"G")
+        except (ConnectionError, OSError):
+            pass
+    late = await asyncio.gather(*(wait_closed(readers[i], budget) for i in ghosts))
     for w in writers:
         close(w)
     row.requests = opened
-    row.statuses["closed"] = sum(results)
-    row.statuses["open"] = opened - sum(results)
-    row.check(opened > 0 and sum(results) == opened, f"{opened - sum(results)} idle connections never closed")
+    row.statuses["closed idle"] = sum(closed)
+    if ghosts:
+        row.statuses["closed after 1 byte"] = sum(late)
+    row.statuses["never closed"] = len(ghosts) - sum(late)
+    row.check(opened > 0 and len(ghosts) == sum(late), f"{len(ghosts) - sum(late)} idle connections never closed",
+              field=None)
     r = await good
     row.record(r)
-    row.check(r.status == 200, f"request during the idle flood: {r.label}")
-    row.note = (f"{opened} idle closed within {closed_all:.1f} s; a real request during the flood "
-                f"answered {r.label} in {r.elapsed:.1f} s")
+    row.check(r.status == 200, f"request during the idle flood: {r.label}", field=None)
+    row.note = (f"{sum(closed)} of {opened} closed by the header timeout within {closed_in:.1f} s"
+                + (f" ({len(ghosts)} dropped by the kernel's listen backlog, closed once they sent a byte)"
+                   if ghosts else "")
+                + f"; a real request during the flood answered {r.label} in {r.elapsed:.1f} s")
 
 
 async def disconnects(h, p, args, row: Row) -> None:
@@ -460,10 +523,9 @@ async def disconnects(h, p, args, row: Row) -> None:
         if conns and inflight and int(conns.group(1)) <= 1 and int(inflight.group(1)) == 0:
             break
         if time.monotonic() > deadline:
-            row.check(False, f"after disconnects: {conns and conns.group(0)}, {inflight and inflight.group(0)}")
+            row.check(False, f"after disconnects: {conns and conns.group(0)}, {inflight and inflight.group(0)}", field=None)
             break
         await asyncio.sleep(0.2)
-    row.bad_ok = row.bad_ok if row.bad_ok is not None else None
     row.note = "connections and in-flight slots all released"
 
 
@@ -488,6 +550,7 @@ async def overload(h, p, args, row: Row) -> None:
             elif r.status in (503, 504):
                 row.check(r.json().get("code") in ("overloaded", "sandbox_error") and r.elapsed <= wait + slack,
                           f"{r.status} after {r.elapsed:.2f} s (wait {wait:g} s)", "overload_ok")
+                await asyncio.sleep(0.02)  # a refused client comes back at once, but not in a spin
             else:
                 row.check(False, f"overload answered {r.label}", "overload_ok")
 
@@ -504,11 +567,11 @@ async def after_abuse(h, p, args, row: Row) -> None:
     r = await post(h, p, "/v1/score", GOOD_SCORE)
     row.record(r)
     rewards = [x.get("reward") for x in r.json().get("results", [])]
-    row.check(r.status == 200 and rewards == GOOD_REWARDS, f"/v1/score after the abuse: {r.label} {rewards}")
+    row.check(r.status == 200 and rewards == GOOD_REWARDS, f"/v1/score after the abuse: {r.label} {rewards}", field=None)
     r = await post(h, p, "/run_code", dict(RUN_CODE, code="print(6 * 7)"))
     row.record(r)
     row.check(r.status == 200 and r.json().get("run_result", {}).get("stdout") == "42\n",
-              f"/run_code after the abuse: {r.label}")
+              f"/run_code after the abuse: {r.label}", field=None)
     row.note = "well-formed /v1/score and /run_code served"
 
 
@@ -525,11 +588,11 @@ def table(rows: list[Row], hwm: str) -> str:
         return "n/a" if v is None else ("yes" if v else "**NO**")
 
     lines = ["| scenario | requests | statuses seen | bad requests got a 4xx naming it | overload 503/504 "
-             "within the wait | peak RSS MiB | notes |", "|---|---:|---|---|---|---:|---|"]
+             "within the wait | peak RSS MiB | result | notes |", "|---|---:|---|---|---|---:|---|---|"]
     for r in rows:
         statuses = ", ".join(f"{k} ×{v}" for k, v in sorted(r.statuses.items()))
         lines.append(f"| {r.name} | {r.requests} | {statuses} | {mark(r.bad_ok)} | {mark(r.overload_ok)} | "
-                     f"{r.rss} | {r.note} |")
+                     f"{r.rss} | {'**FAIL**' if r.failures else 'pass'} | {r.note} |")
     lines.append(f"\nserver VmHWM (peak resident memory over the whole run): {hwm} MiB")
     return "\n".join(lines)
 

@@ -140,7 +140,7 @@ async fn serve(addr: String, workers: usize, config: ServiceConfig) -> anyhow::R
         .await
         .context("warming up the sandbox")?;
     tracing::debug!(status = ?warm.status, ms = warm.duration_ms, "sandbox warm");
-    let listener = tokio::net::TcpListener::bind(&addr)
+    let listener = bind(&addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
     let local = listener.local_addr().context("reading the bound address")?;
@@ -166,6 +166,35 @@ async fn serve(addr: String, workers: usize, config: ServiceConfig) -> anyhow::R
         .context("serving")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Connections the kernel completes and queues before the server accepts them (it caps the
+/// number at `net.core.somaxconn`). Past `--max-connections` new clients wait in this queue; a
+/// short queue would drop their handshakes instead (the default of `bind` is 128).
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on the first address `addr` resolves to that can be bound.
+async fn bind(addr: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = None;
+    for resolved in tokio::net::lookup_host(addr).await? {
+        let socket = if resolved.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        #[cfg(unix)]
+        socket.set_reuseaddr(true)?;
+        match socket.bind(resolved) {
+            Ok(()) => return socket.listen(LISTEN_BACKLOG),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the address resolves to nothing",
+        )
+    }))
 }
 
 /// Completes on Ctrl-C or SIGTERM.
