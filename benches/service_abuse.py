@@ -505,7 +505,8 @@ async def disconnects(h, p, args, row: Row) -> None:
                 writer.write(b'POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"code": "pri')
             else:
                 body = json.dumps(dict(RUN_CODE, code="import time\ntime.sleep(0.3)\nprint(1)")).encode()
-                writer.write(f"POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+                head = f"POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+                writer.write(head.encode() + body)
             await writer.drain()
         except (ConnectionError, OSError):
             pass
@@ -523,7 +524,8 @@ async def disconnects(h, p, args, row: Row) -> None:
         if conns and inflight and int(conns.group(1)) <= 1 and int(inflight.group(1)) == 0:
             break
         if time.monotonic() > deadline:
-            row.check(False, f"after disconnects: {conns and conns.group(0)}, {inflight and inflight.group(0)}", field=None)
+            row.check(False, f"after disconnects: {conns and conns.group(0)}, {inflight and inflight.group(0)}",
+                      field=None)
             break
         await asyncio.sleep(0.2)
     row.note = "connections and in-flight slots all released"
@@ -567,7 +569,8 @@ async def after_abuse(h, p, args, row: Row) -> None:
     r = await post(h, p, "/v1/score", GOOD_SCORE)
     row.record(r)
     rewards = [x.get("reward") for x in r.json().get("results", [])]
-    row.check(r.status == 200 and rewards == GOOD_REWARDS, f"/v1/score after the abuse: {r.label} {rewards}", field=None)
+    row.check(r.status == 200 and rewards == GOOD_REWARDS, f"/v1/score after the abuse: {r.label} {rewards}",
+              field=None)
     r = await post(h, p, "/run_code", dict(RUN_CODE, code="print(6 * 7)"))
     row.record(r)
     row.check(r.status == 200 and r.json().get("run_result", {}).get("stdout") == "42\n",
