@@ -34,6 +34,15 @@ pub enum ApiError {
     /// The body is larger than the configured limit (413).
     #[error("request body larger than the server's limit (`grpo serve --max-body-bytes`)")]
     TooLarge,
+    /// The body did not arrive in full within the server's body read timeout (408).
+    #[error(
+        "the request body did not arrive within {timeout_ms} ms \
+         (`grpo serve --body-read-timeout-ms`)"
+    )]
+    BodyTimeout {
+        /// The timeout, in milliseconds.
+        timeout_ms: u64,
+    },
     /// The body could not be read (client went away, bad framing) (400).
     #[error("could not read the request body: {reason}")]
     Body {
@@ -86,6 +95,7 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::Overloaded { .. } => StatusCode::GATEWAY_TIMEOUT,
             ApiError::NotImplemented { .. } => StatusCode::NOT_IMPLEMENTED,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
@@ -103,6 +113,7 @@ impl ApiError {
             ApiError::Invalid { .. } => "invalid_request",
             ApiError::UnsupportedLanguage { .. } => "unsupported_language",
             ApiError::TooLarge => "body_too_large",
+            ApiError::BodyTimeout { .. } => "body_timeout",
             ApiError::Body { .. } => "bad_body",
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::NotImplemented { .. } => "not_implemented",
@@ -129,39 +140,91 @@ impl IntoResponse for ApiError {
 }
 
 /// A JSON body parsed with the service's own error answers: 400 for text that is not JSON,
-/// 422 for JSON of the wrong shape (naming the field), 413 past the body limit. Unlike
-/// axum's `Json`, any content type is accepted.
+/// 422 for JSON of the wrong shape (naming the field), 413 past the body limit, 408 when the
+/// body is not in by the request's [`BodyDeadline`]. Unlike axum's `Json`, any content type
+/// is accepted.
 #[derive(Debug, Clone)]
 pub struct JsonBody<T>(pub T);
+
+/// When the body of a request must have arrived in full: set by the service when the
+/// request's head is in, as a request extension that [`JsonBody`] honours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyDeadline {
+    /// The instant the body must be in by.
+    pub at: tokio::time::Instant,
+    /// The timeout it was computed from, in milliseconds (reported in the 408).
+    pub timeout_ms: u64,
+}
+
+impl BodyDeadline {
+    /// The deadline `timeout` from now.
+    pub fn after(timeout: std::time::Duration) -> Self {
+        BodyDeadline {
+            at: tokio::time::Instant::now() + timeout,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+}
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = bytes::Bytes::from_request(req, state)
-            .await
-            .map_err(|rejection| match &rejection {
-                BytesRejection::FailedToBufferBody(_)
-                    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE =>
-                {
-                    ApiError::TooLarge
-                }
-                _ => ApiError::Body {
-                    reason: rejection.body_text(),
-                },
-            })?;
+        let deadline = req.extensions().get::<BodyDeadline>().copied();
+        let read = bytes::Bytes::from_request(req, state);
+        let read = match deadline {
+            Some(deadline) => {
+                tokio::time::timeout_at(deadline.at, read)
+                    .await
+                    .map_err(|_elapsed| ApiError::BodyTimeout {
+                        timeout_ms: deadline.timeout_ms,
+                    })?
+            }
+            None => read.await,
+        };
+        let bytes = read.map_err(|rejection| match &rejection {
+            BytesRejection::FailedToBufferBody(_)
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE =>
+            {
+                ApiError::TooLarge
+            }
+            _ => ApiError::Body {
+                reason: rejection.body_text(),
+            },
+        })?;
         parse_json(&bytes).map(JsonBody)
     }
 }
 
-/// Parses a JSON document, classifying the failure as 400 (syntax) or 422 (shape).
+/// Parses a JSON document, classifying the failure as 400 (syntax) or 422 (shape); a shape
+/// error names the field as a path (`completions[0]: invalid type: …`).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => ApiError::invalid(e.to_string()),
-        _ => ApiError::MalformedJson {
-            reason: e.to_string(),
-        },
-    })
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    let value: T = serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let path = e.path().to_string();
+        let e = e.into_inner();
+        let shape = match e.classify() {
+            serde_json::error::Category::Data => true,
+            // serde_json reports some wrong types (a number where an enum's name goes) as
+            // syntax; a document that parses as JSON, within the recursion limit, is well-formed.
+            serde_json::error::Category::Syntax => {
+                !e.to_string().starts_with("recursion limit")
+                    && serde_json::from_slice::<serde_json::Value>(bytes).is_ok()
+            }
+            _ => false,
+        };
+        match (shape, path.as_str()) {
+            (true, ".") => ApiError::invalid(e.to_string()),
+            (true, path) => ApiError::invalid(format!("{path}: {e}")),
+            (false, _) => ApiError::MalformedJson {
+                reason: e.to_string(),
+            },
+        }
+    })?;
+    json.end().map_err(|e| ApiError::MalformedJson {
+        reason: e.to_string(),
+    })?;
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -205,7 +268,25 @@ mod tests {
     fn invalid_names_the_field() {
         let err = parse_json::<Shape>(br#"{"code": 5}"#).unwrap_err();
         assert!(err.to_string().contains("expected a string"), "{err}");
+        assert!(err.to_string().contains("code: "), "{err}");
         let err = parse_json::<Shape>(br#"{}"#).unwrap_err();
         assert!(err.to_string().contains("missing field `code`"), "{err}");
+        // serde_json calls a number where an enum's name goes a syntax error; it is a 422.
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        enum Mode {
+            Fast,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct WithMode {
+            mode: Mode,
+        }
+        let err = parse_json::<WithMode>(br#"{"mode": 5}"#).unwrap_err();
+        assert_eq!(err.status(), StatusCode::UNPROCESSABLE_ENTITY, "{err}");
+        assert!(err.to_string().contains("mode: "), "{err}");
+        // Trailing text after the document is a syntax error.
+        let err = parse_json::<Shape>(br#"{"code": "x"} {"#).unwrap_err();
+        assert_eq!(err.status(), StatusCode::BAD_REQUEST, "{err}");
     }
 }

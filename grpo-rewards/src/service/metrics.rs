@@ -6,6 +6,7 @@
 //! | `grpo_http_requests_total` | counter | `route`, `status` |
 //! | `grpo_http_request_duration_seconds` | histogram | `route` |
 //! | `grpo_http_inflight_requests` | gauge | |
+//! | `grpo_http_open_connections` | gauge | (at most `max_connections`) |
 //! | `grpo_queue_depth` | gauge | |
 //! | `grpo_queue_rejections_total` | counter | `reason` (`queue_full`, `queue_timeout`) |
 //! | `grpo_verdicts_total` | counter | `kind` (the verdict kinds of `/v1/score`) |
@@ -72,6 +73,7 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
     inflight: Gauge,
+    connections: Gauge,
     queue_depth: Gauge,
     rejections: Family<ReasonLabels, Counter>,
     verdicts: Family<KindLabels, Counter>,
@@ -103,6 +105,12 @@ impl Default for Metrics {
             "grpo_http_inflight_requests",
             "Requests being served now",
             inflight.clone(),
+        );
+        let connections = Gauge::default();
+        registry.register(
+            "grpo_http_open_connections",
+            "Client connections open now",
+            connections.clone(),
         );
         let queue_depth = Gauge::default();
         registry.register(
@@ -155,6 +163,7 @@ impl Default for Metrics {
             requests,
             latency,
             inflight,
+            connections,
             queue_depth,
             rejections,
             verdicts,
@@ -193,6 +202,16 @@ impl Metrics {
     /// Adds `delta` to the in-flight gauge.
     pub fn add_inflight(&self, delta: i64) {
         self.inflight.inc_by(delta);
+    }
+
+    /// Adds `delta` to the open-connections gauge.
+    pub fn add_connections(&self, delta: i64) {
+        self.connections.inc_by(delta);
+    }
+
+    /// The number of open client connections.
+    pub fn open_connections(&self) -> i64 {
+        self.connections.get()
     }
 
     /// Adds `delta` to the queue-depth gauge.

@@ -24,6 +24,14 @@
 //! Bad input gets a JSON 4xx (`{"detail", "code"}`, see [`error`]); handlers never panic, and
 //! a panic would be answered 500 without taking the server down.
 //!
+//! Abusive clients are bounded at the connection too. A body whose `Content-Length` is over
+//! `max_body_bytes` is answered 413 from the header, before any of it is read. Request heads
+//! must arrive within `header_read_timeout` (hyper closes the connection otherwise; the same
+//! timer closes a keep-alive connection idle for that long), and a body within
+//! `body_read_timeout` of its head (408). At most `max_connections` connections are served at
+//! once; more wait in the listen backlog until one closes. Admission to the sandbox is per
+//! request, so an open connection, idle or trickling, never holds a worker.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use grpo_rewards::code::Sandbox;
@@ -41,6 +49,7 @@ pub mod run_code;
 pub mod score;
 
 use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -51,6 +60,10 @@ use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::sync::Semaphore;
 use tower_http::LatencyUnit;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
@@ -60,7 +73,7 @@ use crate::code::{LimitCaps, Limits, Sandbox};
 use crate::compose::RewardSet;
 use crate::scoring::{Scoring, Weights};
 pub use admission::Admission;
-pub use error::{ApiError, JsonBody};
+pub use error::{ApiError, BodyDeadline, JsonBody};
 pub use metrics::Metrics;
 use run_code::{RunCodeRequest, RunCodeResponse};
 use score::{PreparedScore, ScoreRequest, ScoreResponse};
@@ -75,8 +88,18 @@ pub struct ServiceConfig {
     /// The shortest time a waiting request waits before its 504 (a `/run_code` request
     /// waits at least its own `run_timeout`).
     pub queue_wait: Duration,
-    /// The largest request body, in bytes (larger bodies get 413).
+    /// The largest request body, in bytes (larger bodies get 413, from the `Content-Length`
+    /// header when it declares one).
     pub max_body_bytes: usize,
+    /// The longest time a client may take to send a request's head (request line and
+    /// headers), and the longest a keep-alive connection may sit idle; past it the connection
+    /// is closed.
+    pub header_read_timeout: Duration,
+    /// The longest time a client may take to send a request's body, counted from its head
+    /// (slower bodies get 408).
+    pub body_read_timeout: Duration,
+    /// Connections served at once; more wait in the listen backlog until one closes.
+    pub max_connections: usize,
     /// The most completions in one `/v1/score` request.
     pub max_completions: usize,
     /// The most sandbox programs one `/v1/score` request may need (completions × stdio cases).
@@ -109,6 +132,9 @@ impl Default for ServiceConfig {
             max_queue: 1024,
             queue_wait: Duration::from_secs(10),
             max_body_bytes: 16 << 20,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 1024,
             max_completions: 1024,
             max_sandbox_runs: 16_384,
             max_run_timeout_s: 60.0,
@@ -198,7 +224,12 @@ impl Service {
                     path: request.uri().path().to_owned(),
                 }
             })
-            // Innermost first: the panic guard, the metrics (which see its 500), the request log.
+            // Innermost first: the body guard, the panic guard, the metrics (which see their
+            // 413 and 500), the request log.
+            .layer(middleware::from_fn_with_state(
+                self.state.clone(),
+                guard_body,
+            ))
             .layer(CatchPanicLayer::custom(panic_response))
             .layer(middleware::from_fn_with_state(self.state.clone(), observe))
             .layer(
@@ -216,21 +247,80 @@ impl Service {
 
     /// Serves on `listener` until `shutdown` completes, then stops accepting, marks itself
     /// not ready, and returns once every in-flight request has been answered.
+    ///
+    /// HTTP/1.1 with the connection limits of [`ServiceConfig`]: at most `max_connections`
+    /// at once (the next connection is accepted when one closes), each closed when a request
+    /// head takes longer than `header_read_timeout` or the connection idles that long.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let service = self.clone();
+        let config = &self.state.config;
         let router = self.router();
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                service.begin_shutdown();
-                tracing::info!("shutting down: finishing in-flight requests");
-            })
-            .await
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(config.header_read_timeout);
+        let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let graceful = GracefulShutdown::new();
+        let mut shutdown = pin!(shutdown);
+        loop {
+            // A slot first, then the connection: past the cap, clients wait in the backlog.
+            let slot = tokio::select! {
+                slot = slots.clone().acquire_owned() => slot,
+                () = &mut shutdown => break,
+            };
+            // The semaphore is never closed.
+            let Ok(slot) = slot else { break };
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        if !is_connection_error(&e) {
+                            // Out of file descriptors, most likely: wait for some to close.
+                            tracing::error!(error = %e, "accept failed; retrying in 1 s");
+                            tokio::select! {
+                                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                                () = &mut shutdown => break,
+                            }
+                        }
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let connection = http.serve_connection(
+                TokioIo::new(stream),
+                TowerToHyperService::new(router.clone()),
+            );
+            let connection = graceful.watch(connection);
+            let metrics = self.state.metrics.clone();
+            metrics.add_connections(1);
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    // Header timeouts, resets and malformed requests end here.
+                    tracing::debug!(%peer, error = %e, "connection closed with an error");
+                }
+                metrics.add_connections(-1);
+                drop(slot);
+            });
+        }
+        drop(listener);
+        self.begin_shutdown();
+        tracing::info!("shutting down: finishing in-flight requests");
+        graceful.shutdown().await;
+        Ok(())
     }
+}
+
+/// Errors of one connection that `accept` reports; the listener itself is fine.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionReset
+    )
 }
 
 /// SandboxFusion routes this server does not implement (answered 501).
@@ -275,6 +365,30 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
         .metrics
         .record_request(&route, response.status().as_u16(), started.elapsed());
     response
+}
+
+/// Refuses a body whose declared `Content-Length` is over the limit before reading any of
+/// it (413), and gives the others their [`BodyDeadline`].
+async fn guard_body(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(declared) = declared
+        && declared > u64::try_from(state.config.max_body_bytes).unwrap_or(u64::MAX)
+    {
+        tracing::debug!(
+            declared,
+            limit = state.config.max_body_bytes,
+            "body too large"
+        );
+        return ApiError::TooLarge.into_response();
+    }
+    request
+        .extensions_mut()
+        .insert(BodyDeadline::after(state.config.body_read_timeout));
+    next.run(request).await
 }
 
 /// The answer to a handler that panicked: a 500 in the service's error shape, logged.

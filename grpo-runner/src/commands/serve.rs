@@ -31,9 +31,21 @@ pub struct Args {
     /// (a `/run_code` request waits at least its own `run_timeout`).
     #[arg(long, default_value_t = ServiceConfig::default().queue_wait.as_millis() as u64)]
     pub queue_wait_ms: u64,
-    /// Largest request body in bytes (larger bodies get 413).
+    /// Largest request body in bytes (larger bodies get 413, from the `Content-Length`
+    /// header when it declares one).
     #[arg(long, default_value_t = ServiceConfig::default().max_body_bytes)]
     pub max_body_bytes: usize,
+    /// Longest time, in milliseconds, a client may take to send a request's head, and the
+    /// longest a keep-alive connection may idle; past it the connection is closed.
+    #[arg(long, default_value_t = ServiceConfig::default().header_read_timeout.as_millis() as u64)]
+    pub header_read_timeout_ms: u64,
+    /// Longest time, in milliseconds, a client may take to send a request's body after its
+    /// head (slower bodies get 408).
+    #[arg(long, default_value_t = ServiceConfig::default().body_read_timeout.as_millis() as u64)]
+    pub body_read_timeout_ms: u64,
+    /// Connections served at once; more wait in the listen backlog until one closes.
+    #[arg(long, default_value_t = ServiceConfig::default().max_connections)]
+    pub max_connections: usize,
     /// Most completions in one `/v1/score` request.
     #[arg(long, default_value_t = ServiceConfig::default().max_completions)]
     pub max_completions: usize,
@@ -79,12 +91,23 @@ impl Args {
             "--max-memory-mb must be at least {} MiB",
             grpo_tasks::MIN_MEMORY_MB
         );
+        anyhow::ensure!(
+            self.header_read_timeout_ms > 0 && self.body_read_timeout_ms > 0,
+            "--header-read-timeout-ms and --body-read-timeout-ms must be positive"
+        );
+        anyhow::ensure!(
+            self.max_connections > 0,
+            "--max-connections must be at least 1"
+        );
         let defaults = ServiceConfig::default();
         let config = ServiceConfig {
             max_inflight: self.max_inflight.unwrap_or(defaults.max_inflight).max(1),
             max_queue: self.max_queue,
             queue_wait: Duration::from_millis(self.queue_wait_ms),
             max_body_bytes: self.max_body_bytes,
+            header_read_timeout: Duration::from_millis(self.header_read_timeout_ms),
+            body_read_timeout: Duration::from_millis(self.body_read_timeout_ms),
+            max_connections: self.max_connections,
             max_completions: self.max_completions,
             max_sandbox_runs: self.max_sandbox_runs,
             max_run_timeout_s: self.max_run_timeout_s,
@@ -117,7 +140,7 @@ async fn serve(addr: String, workers: usize, config: ServiceConfig) -> anyhow::R
         .await
         .context("warming up the sandbox")?;
     tracing::debug!(status = ?warm.status, ms = warm.duration_ms, "sandbox warm");
-    let listener = tokio::net::TcpListener::bind(&addr)
+    let listener = bind(&addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
     let local = listener.local_addr().context("reading the bound address")?;
@@ -130,13 +153,48 @@ async fn serve(addr: String, workers: usize, config: ServiceConfig) -> anyhow::R
     .context("writing to stdout")?;
     stdout.flush().context("writing to stdout")?;
     drop(stdout);
-    tracing::info!(%local, workers, max_inflight = config.max_inflight, "serving");
+    tracing::info!(
+        %local,
+        workers,
+        max_inflight = config.max_inflight,
+        max_connections = config.max_connections,
+        "serving"
+    );
     Service::new(sandbox, config)
         .serve(listener, shutdown_signal())
         .await
         .context("serving")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Connections the kernel completes and queues before the server accepts them (it caps the
+/// number at `net.core.somaxconn`). Past `--max-connections` new clients wait in this queue; a
+/// short queue would drop their handshakes instead (the default of `bind` is 128).
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on the first address `addr` resolves to that can be bound.
+async fn bind(addr: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = None;
+    for resolved in tokio::net::lookup_host(addr).await? {
+        let socket = if resolved.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        #[cfg(unix)]
+        socket.set_reuseaddr(true)?;
+        match socket.bind(resolved) {
+            Ok(()) => return socket.listen(LISTEN_BACKLOG),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the address resolves to nothing",
+        )
+    }))
 }
 
 /// Completes on Ctrl-C or SIGTERM.
