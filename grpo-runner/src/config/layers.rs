@@ -76,20 +76,8 @@ fn reset_algorithm(
     name: Option<Algorithm>,
     conventions: Option<Conventions>,
 ) -> Result<()> {
-    let current: Option<AlgorithmSection> = tree
-        .get("algorithm")
-        .cloned()
-        .map(|value| {
-            value
-                .try_into()
-                .map_err(|e: toml::de::Error| Error::Settings {
-                    field: "algorithm".into(),
-                    message: e.to_string(),
-                })
-        })
-        .transpose()?;
-    let mut section = match (name, current) {
-        (Some(name), current) => {
+    let mut section = match name {
+        Some(name) => {
             let max_len = tree
                 .get("sampling")
                 .and_then(|s| s.get("max_new_tokens"))
@@ -97,11 +85,27 @@ fn reset_algorithm(
                 .unwrap_or(1024)
                 .max(1) as usize;
             let mut section = AlgorithmSection::preset(name, max_len);
-            section.conventions = current.map_or(Conventions::GrpoRs, |c| c.conventions);
+            // Only the conventions of the replaced section are kept.
+            section.conventions = tree
+                .get("algorithm")
+                .and_then(|a| a.get("conventions"))
+                .and_then(toml::Value::as_str)
+                .and_then(|text| text.parse().ok())
+                .unwrap_or_default();
             section
         }
-        (None, Some(current)) => current,
-        (None, None) => AlgorithmSection::preset(Algorithm::Grpo, 1024),
+        None => {
+            let current = tree.get("algorithm").cloned().ok_or(Error::Settings {
+                field: "algorithm".into(),
+                message: "missing".into(),
+            })?;
+            current
+                .try_into()
+                .map_err(|e: toml::de::Error| Error::Settings {
+                    field: "algorithm".into(),
+                    message: e.to_string(),
+                })?
+        }
     };
     section.apply_conventions(conventions.unwrap_or(section.conventions));
     tree.insert("algorithm".into(), toml::Value::Table(to_table(&section)?));
