@@ -10,12 +10,17 @@
 //! none (Dr. GRPO, which also adds no ε). A group whose rewards are all equal gets exactly zero,
 //! whatever the scaling: it says nothing about which completion to favour.
 //!
-//! Peers differ in small constants: TRL adds 1e-4 to the std, verl 1e-6 to the unbiased std.
-//! This crate follows DeepSeekMath's formula as written: population std, ε = 1e-8.
+//! Peers differ in small constants: TRL adds 1e-4 to the unbiased std, verl 1e-6; both compute
+//! in float32, and verl gives a group of one completion mean 0 and std 1. This crate follows
+//! DeepSeekMath's formula as written by default (population std, ε = 1e-8, f64, a group of one
+//! is an error); [`AdvantageConfig`]'s `std_estimator`, `precision` and `group_of_one` (or
+//! [`crate::Conventions`]) select the peers' numerics.
 
 use candle_core::{DType, Tensor};
 
-use crate::config::{AdvantageConfig, Baseline, StdScaling};
+use crate::config::{
+    AdvantageConfig, Baseline, GroupOfOne, StatsPrecision, StdEstimator, StdScaling,
+};
 use crate::error::{Error, Result};
 
 /// The advantage of every completion, computed within its prompt's group.
@@ -28,9 +33,9 @@ use crate::error::{Error, Result};
 /// - returns: `[prompts, group]`.
 ///
 /// # Errors
-/// A tensor that is not 2-D, has no prompts, has fewer than two completions per prompt, holds
-/// a NaN or infinity, or whose statistics overflow; a stabilizer that is not finite and
-/// positive.
+/// A tensor that is not 2-D, has no prompts, has fewer than two completions per prompt (unless
+/// `group_of_one` is `raw_score`), holds a NaN or infinity, or whose statistics overflow; a
+/// stabilizer that is not finite and positive.
 ///
 /// # Example
 /// ```
@@ -45,14 +50,24 @@ use crate::error::{Error, Result};
 /// ```
 pub fn group_advantages(rewards: &Tensor, config: &AdvantageConfig) -> Result<Tensor> {
     config.validate()?;
-    let rows = read_rewards(rewards)?;
+    let min_group = match config.group_of_one {
+        GroupOfOne::Reject => 2,
+        GroupOfOne::RawScore => 1,
+    };
+    let rows = read_reward_rows(rewards, min_group)?;
     let group = rows[0].len();
-    let g = group as f64;
+    let arith = Arith(config.precision);
+    let g = arith.round(group as f64);
 
     let batch_std = match config.scaling {
         StdScaling::Batch => {
             let all: Vec<f64> = rows.iter().flatten().copied().collect();
-            let (_, std) = mean_and_population_std(&all);
+            // A single reward in the whole batch has no spread: std 1, as for a group of one.
+            let std = if all.len() < 2 {
+                1.0
+            } else {
+                arith.mean_and_std(&all, config.std_estimator).1
+            };
             if !std.is_finite() {
                 return Err(Error::RewardStatsOverflow { prompt: None });
             }
@@ -63,29 +78,39 @@ pub fn group_advantages(rewards: &Tensor, config: &AdvantageConfig) -> Result<Te
 
     let mut out = Vec::with_capacity(rows.len() * group);
     for (prompt, row) in rows.iter().enumerate() {
-        let tied = row.iter().all(|&r| r == row[0]);
-        if tied {
+        let singleton = group == 1;
+        if !singleton && row.iter().all(|&r| r == row[0]) {
             out.extend(std::iter::repeat_n(0.0, group));
             continue;
         }
-        let (mean, group_std) = mean_and_population_std(row);
+        // A group of one (allowed only by `GroupOfOne::RawScore`): mean 0, std 1.
+        let (mean, group_std) = if singleton {
+            (0.0, 1.0)
+        } else {
+            arith.mean_and_std(row, config.std_estimator)
+        };
         if !(mean.is_finite() && group_std.is_finite()) {
             return Err(Error::RewardStatsOverflow {
                 prompt: Some(prompt),
             });
         }
         let denominator = match (config.scaling, batch_std) {
-            (StdScaling::Group, _) => group_std + config.epsilon,
-            (StdScaling::Batch, Some(std)) => std + config.epsilon,
+            (StdScaling::Group, _) => arith.add(group_std, config.epsilon),
+            (StdScaling::Batch, Some(std)) => arith.add(std, config.epsilon),
             (StdScaling::Batch, None) | (StdScaling::None, _) => 1.0,
         };
         for &r in row {
             let centred = match config.baseline {
-                Baseline::Mean => r - mean,
+                Baseline::Mean => arith.sub(r, mean),
+                // The others of a group of one are no one: baseline 0.
+                Baseline::LeaveOneOut if singleton => arith.round(r),
                 // r_i − (Σ_j r_j − r_i)/(G − 1) = G/(G − 1) · (r_i − mean)
-                Baseline::LeaveOneOut => g / (g - 1.0) * (r - mean),
+                Baseline::LeaveOneOut => {
+                    let factor = arith.div(g, arith.sub(g, 1.0));
+                    arith.mul(factor, arith.sub(r, mean))
+                }
             };
-            let advantage = centred / denominator;
+            let advantage = arith.div(centred, denominator);
             if !advantage.is_finite() {
                 return Err(Error::RewardStatsOverflow {
                     prompt: Some(prompt),
@@ -98,8 +123,60 @@ pub fn group_advantages(rewards: &Tensor, config: &AdvantageConfig) -> Result<Te
     Ok(advantages.to_dtype(rewards.dtype())?)
 }
 
+/// Arithmetic in the configured precision: f64 operations whose every result is rounded to f32
+/// under [`StatsPrecision::F32`]. For f32 operands, rounding the exact-in-f64 result of `+ − × ÷`
+/// and `sqrt` gives exactly the f32 operation, so this is f32 arithmetic.
+#[derive(Debug, Clone, Copy)]
+struct Arith(StatsPrecision);
+
+impl Arith {
+    fn round(self, x: f64) -> f64 {
+        match self.0 {
+            StatsPrecision::F64 => x,
+            StatsPrecision::F32 => x as f32 as f64,
+        }
+    }
+    fn add(self, a: f64, b: f64) -> f64 {
+        self.round(self.round(a) + self.round(b))
+    }
+    fn sub(self, a: f64, b: f64) -> f64 {
+        self.round(self.round(a) - self.round(b))
+    }
+    fn mul(self, a: f64, b: f64) -> f64 {
+        self.round(self.round(a) * self.round(b))
+    }
+    fn div(self, a: f64, b: f64) -> f64 {
+        self.round(self.round(a) / self.round(b))
+    }
+
+    /// Mean and standard deviation (two passes); at least two values for `Unbiased`.
+    ///
+    /// The unbiased variance is the population variance times the Bessel factor `n / (n − 1)`,
+    /// the factor itself computed in the configured precision.
+    fn mean_and_std(self, values: &[f64], estimator: StdEstimator) -> (f64, f64) {
+        let n = self.round(values.len() as f64);
+        let sum = values.iter().fold(0.0, |acc, &v| self.add(acc, v));
+        let mean = self.div(sum, n);
+        let squares = values.iter().fold(0.0, |acc, &v| {
+            let d = self.sub(v, mean);
+            self.add(acc, self.mul(d, d))
+        });
+        let population = self.div(squares, n);
+        let variance = match estimator {
+            StdEstimator::Population => population,
+            StdEstimator::Unbiased => self.mul(population, self.div(n, self.sub(n, 1.0))),
+        };
+        (mean, self.round(variance.sqrt()))
+    }
+}
+
 /// Checks shape, dtype and finiteness, and copies the rewards to the host as f64 rows.
 pub(crate) fn read_rewards(rewards: &Tensor) -> Result<Vec<Vec<f64>>> {
+    read_reward_rows(rewards, 2)
+}
+
+/// [`read_rewards`] with groups of at least `min_group` completions.
+fn read_reward_rows(rewards: &Tensor, min_group: usize) -> Result<Vec<Vec<f64>>> {
     let (prompts, group) = rewards.dims2().map_err(|_| Error::Shape {
         name: "rewards",
         expected: "[prompts, group]".into(),
@@ -115,7 +192,7 @@ pub(crate) fn read_rewards(rewards: &Tensor) -> Result<Vec<Vec<f64>>> {
     if prompts == 0 {
         return Err(Error::EmptyRewards);
     }
-    if group < 2 {
+    if group < min_group.max(1) {
         return Err(Error::GroupTooSmall { group_size: group });
     }
     let rows = rewards.to_dtype(DType::F64)?.to_vec2::<f64>()?;
@@ -132,6 +209,7 @@ pub(crate) fn read_rewards(rewards: &Tensor) -> Result<Vec<Vec<f64>>> {
 }
 
 /// Mean and population standard deviation (two passes, f64).
+#[cfg(test)]
 fn mean_and_population_std(values: &[f64]) -> (f64, f64) {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;

@@ -22,12 +22,50 @@ pub enum Baseline {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StdScaling {
-    /// The group's population standard deviation (GRPO, default).
+    /// The group's standard deviation (GRPO, default), by the configured [`StdEstimator`].
     Group,
-    /// The population standard deviation of every reward in the batch.
+    /// The standard deviation of every reward in the batch, by the configured
+    /// [`StdEstimator`].
     Batch,
     /// No scaling (Dr. GRPO).
     None,
+}
+
+/// Which estimator of the standard deviation scales the advantages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StdEstimator {
+    /// `sqrt(Σ (r − mean)² / n)`, the population standard deviation (DeepSeekMath, default).
+    #[default]
+    Population,
+    /// `sqrt(Σ (r − mean)² / (n − 1))`, Bessel-corrected (`torch.std`'s default, used by verl
+    /// and TRL).
+    Unbiased,
+}
+
+/// The floating-point precision the reward statistics and advantages are computed in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatsPrecision {
+    /// f64 throughout (default).
+    #[default]
+    F64,
+    /// Every sum, product, quotient and square root rounded to f32, as PyTorch trainers do on
+    /// float32 reward tensors (the Bessel factor `n / (n − 1)` is itself an f32, as in TRL).
+    F32,
+}
+
+/// What a group of a single completion gets (a `[prompts, 1]` reward tensor).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupOfOne {
+    /// An error: one completion has nothing to be relative to (default).
+    #[default]
+    Reject,
+    /// The group's mean is taken as 0 and its standard deviation as 1 (verl): the advantage
+    /// is the raw score, divided by `1 + ε` under group scaling; under the leave-one-out
+    /// baseline (verl's RLOO) with no scaling it is exactly the raw score.
+    RawScore,
 }
 
 /// How rewards of one group become advantages.
@@ -40,15 +78,25 @@ pub struct AdvantageConfig {
     pub scaling: StdScaling,
     /// The positive stabilizer added to the standard deviation.
     pub epsilon: f64,
+    /// Population (default) or unbiased standard deviation.
+    pub std_estimator: StdEstimator,
+    /// The precision of the statistics (f64 by default).
+    pub precision: StatsPrecision,
+    /// What a group of one completion gets (an error by default).
+    pub group_of_one: GroupOfOne,
 }
 
 impl Default for AdvantageConfig {
-    /// Mean baseline, group population std, stabilizer 1e-8 (the GRPO formula).
+    /// Mean baseline, group population std, stabilizer 1e-8 (the GRPO formula), in f64;
+    /// groups of one are an error.
     fn default() -> Self {
         Self {
             baseline: Baseline::Mean,
             scaling: StdScaling::Group,
             epsilon: 1e-8,
+            std_estimator: StdEstimator::Population,
+            precision: StatsPrecision::F64,
+            group_of_one: GroupOfOne::Reject,
         }
     }
 }
@@ -105,6 +153,8 @@ pub enum LossReduction {
         /// The configured maximum completion length.
         max_len: usize,
     },
+    /// Sum over valid tokens, not normalised (verl's `token-sum`).
+    TokenSum,
 }
 
 /// How the policy loss is built.
@@ -125,6 +175,13 @@ pub struct LossConfig {
     pub kl_estimator: KlEstimator,
     /// How per-token losses are reduced.
     pub reduction: LossReduction,
+    /// With token ratios, clamp each log-ratio `log π − log π_old` to `[−c, c]` before the
+    /// exponential (verl: 20); a clamped token gives no gradient. `None`: no clamp (default).
+    pub log_ratio_clamp: Option<f64>,
+    /// With sequence ratios (GSPO), clamp the sequence log-ratio from above at `c` before the
+    /// exponential (verl: 10); a clamped sequence gives no gradient. `None`: no clamp
+    /// (default).
+    pub sequence_log_ratio_clamp: Option<f64>,
 }
 
 impl Default for LossConfig {
@@ -138,6 +195,8 @@ impl Default for LossConfig {
             beta: 0.04,
             kl_estimator: KlEstimator::K3,
             reduction: LossReduction::Sequence,
+            log_ratio_clamp: None,
+            sequence_log_ratio_clamp: None,
         }
     }
 }
@@ -174,6 +233,23 @@ impl LossConfig {
                 value: self.beta.to_string(),
                 reason: "must be finite and non-negative",
             });
+        }
+        for (field, clamp) in [
+            ("loss.log_ratio_clamp", self.log_ratio_clamp),
+            (
+                "loss.sequence_log_ratio_clamp",
+                self.sequence_log_ratio_clamp,
+            ),
+        ] {
+            if let Some(c) = clamp
+                && !(c.is_finite() && c > 0.0)
+            {
+                return Err(Error::InvalidConfig {
+                    field,
+                    value: c.to_string(),
+                    reason: "must be finite and positive",
+                });
+            }
         }
         if let LossReduction::Constant { max_len: 0 } = self.reduction {
             return Err(Error::InvalidConfig {
@@ -320,6 +396,106 @@ impl Algorithm {
                 shaping: ShapingConfig::default(),
             },
         }
+    }
+}
+
+/// Whose numerics to follow where trainers differ in small constants, for comparing runs
+/// with verl or TRL. A convention sets only numeric details; the algorithm (baseline,
+/// scaling, clip ranges, β, reduction) stays as chosen.
+///
+/// | convention | std (stabilizer) | precision | group of one | token log-ratio | GSPO sequence log-ratio |
+/// |---|---|---|---|---|---|
+/// | `grpo-rs` (default) | population (1e-8) | f64 | error | unclamped | unclamped |
+/// | `verl` | unbiased (1e-6) | f32 | mean 0, std 1 | clamped to ±20 | clamped above at 10 |
+/// | `trl` | unbiased (1e-4) | f32 | error | unclamped | unclamped |
+///
+/// In every convention a group whose rewards are all equal gets exactly zero (the peers give
+/// zero too when the rewards are exactly representable, and rounding noise divided by ε
+/// otherwise).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Conventions {
+    /// This crate's defaults (DeepSeekMath's formulas as written).
+    #[default]
+    #[serde(rename = "grpo-rs")]
+    GrpoRs,
+    /// verl's `core_algos`: unbiased std + 1e-6, groups of one kept, log-ratio clamps.
+    #[serde(rename = "verl")]
+    Verl,
+    /// TRL's `GRPOTrainer`: unbiased std + 1e-4 in float32.
+    #[serde(rename = "trl")]
+    Trl,
+}
+
+impl Conventions {
+    /// The name used in configs (`grpo-rs`, `verl`, `trl`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Conventions::GrpoRs => "grpo-rs",
+            Conventions::Verl => "verl",
+            Conventions::Trl => "trl",
+        }
+    }
+
+    /// Sets the advantage and loss options this convention decides, leaving the others.
+    pub fn apply(self, advantage: &mut AdvantageConfig, loss: &mut LossConfig) {
+        let (std_estimator, epsilon, precision, group_of_one, token_clamp, sequence_clamp) =
+            match self {
+                Conventions::GrpoRs => (
+                    StdEstimator::Population,
+                    1e-8,
+                    StatsPrecision::F64,
+                    GroupOfOne::Reject,
+                    None,
+                    None,
+                ),
+                Conventions::Verl => (
+                    StdEstimator::Unbiased,
+                    1e-6,
+                    StatsPrecision::F32,
+                    GroupOfOne::RawScore,
+                    Some(20.0),
+                    Some(10.0),
+                ),
+                Conventions::Trl => (
+                    StdEstimator::Unbiased,
+                    1e-4,
+                    StatsPrecision::F32,
+                    GroupOfOne::Reject,
+                    None,
+                    None,
+                ),
+            };
+        advantage.std_estimator = std_estimator;
+        advantage.epsilon = epsilon;
+        advantage.precision = precision;
+        advantage.group_of_one = group_of_one;
+        loss.log_ratio_clamp = token_clamp;
+        loss.sequence_log_ratio_clamp = sequence_clamp;
+    }
+}
+
+impl std::str::FromStr for Conventions {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "grpo-rs" => Ok(Conventions::GrpoRs),
+            "verl" => Ok(Conventions::Verl),
+            "trl" => Ok(Conventions::Trl),
+            other => Err(Error::InvalidConfig {
+                field: "conventions",
+                value: other.to_string(),
+                reason: "must be `grpo-rs`, `verl` or `trl`",
+            }),
+        }
+    }
+}
+
+impl GrpoConfig {
+    /// This config with the numeric conventions of `conventions` (see [`Conventions`]).
+    pub fn with_conventions(mut self, conventions: Conventions) -> Self {
+        conventions.apply(&mut self.advantage, &mut self.loss);
+        self
     }
 }
 

@@ -19,7 +19,9 @@
 //! device, f32 for training and f64 for gradient checks; shapes are documented in each
 //! function's `# Shapes` section. Advantages and log-probs are computed per the DeepSeekMath
 //! formulas (population standard deviation, stabilizer 1e-8, a tied group gets exactly zero);
-//! where peers differ (TRL, verl) the docs say so.
+//! where peers differ (TRL, verl) the docs say so, and [`Conventions`] switches to their
+//! numerics (unbiased std and its stabilizer, f32 statistics, groups of one, log-ratio clamps)
+//! for comparing runs.
 //!
 //! Gradient accumulation is exact: the reduction divides by counts from the whole batch, so the
 //! losses (and gradients) of k micro-batches sum to the one-batch loss (and gradient).
@@ -80,8 +82,9 @@ mod reward;
 
 pub use advantage::group_advantages;
 pub use config::{
-    AdvantageConfig, Algorithm, Baseline, GrpoConfig, KlEstimator, LossConfig, LossReduction,
-    OverlongConfig, RatioLevel, ShapingConfig, StdScaling,
+    AdvantageConfig, Algorithm, Baseline, Conventions, GroupOfOne, GrpoConfig, KlEstimator,
+    LossConfig, LossReduction, OverlongConfig, RatioLevel, ShapingConfig, StatsPrecision,
+    StdEstimator, StdScaling,
 };
 pub use error::{Error, Result};
 pub use kl::{kl_estimate, kl_k1, kl_k2, kl_k3};

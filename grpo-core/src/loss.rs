@@ -17,6 +17,11 @@
 //! `s_{i,t} = sg[s_i] · π(o_t)/sg[π(o_t)]`: every token carries the value `s_i`, and with the
 //! sequence-mean reduction the loss and its gradient equal GSPO's sequence objective.
 //!
+//! Optional clamps follow verl: with token ratios, `log π − log π_old` clamped to `[−c, c]`
+//! (`log_ratio_clamp`, verl 20); with sequence ratios, the sequence log-ratio clamped from above
+//! at `c` (`sequence_log_ratio_clamp`, verl 10). A clamped token or sequence carries the
+//! constant `exp(±c)` and gives no gradient.
+//!
 //! The per-token losses are reduced by [`LossReduction`] using a [`Normalizer`] computed from
 //! the *whole* batch, so the losses of k micro-batches add up to the one-batch loss, and their
 //! gradients to the one-batch gradient.
@@ -107,6 +112,7 @@ impl Normalizer {
             LossReduction::Sequence => self.sequences.max(1) as f64,
             LossReduction::Token => self.tokens.max(1) as f64,
             LossReduction::Constant { max_len } => (self.sequences * max_len).max(1) as f64,
+            LossReduction::TokenSum => 1.0,
         }
     }
 }
@@ -218,16 +224,32 @@ pub fn policy_loss(
     let log_ratio = (logprobs - &old)?; // [b, t], 0 outside the mask
     let lengths = mask.sum_keepdim(1)?; // [b, 1]
     let ratio = match config.ratio_level {
-        RatioLevel::Token => log_ratio.exp()?,
+        RatioLevel::Token => match config.log_ratio_clamp {
+            // verl: clamp(logπ − logπ_old, −c, c) before exp; outside, a constant.
+            Some(c) => {
+                let above = log_ratio.gt(c)?;
+                let below = log_ratio.lt(-c)?;
+                above
+                    .where_cond(
+                        &(&ones * c)?,
+                        &below.where_cond(&(&ones * -c)?, &log_ratio)?,
+                    )?
+                    .exp()?
+            }
+            None => log_ratio.exp()?,
+        },
         RatioLevel::Sequence => {
             let seq_log_ratio = log_ratio
                 .sum_keepdim(1)?
                 .div(&lengths.maximum(1.0)?)?
                 .detach(); // [b, 1]
             // sg[s_i] · exp(logπ − sg[logπ]): value s_i, gradient s_i per token.
-            (&log_ratio - log_ratio.detach())?
-                .broadcast_add(&seq_log_ratio)?
-                .exp()?
+            let log_s = (&log_ratio - log_ratio.detach())?.broadcast_add(&seq_log_ratio)?;
+            match config.sequence_log_ratio_clamp {
+                // verl: clamp(log s_i, max = c); above it, a constant.
+                Some(c) => log_s.gt(c)?.where_cond(&(&ones * c)?, &log_s)?.exp()?,
+                None => log_s.exp()?,
+            }
         }
     }; // [b, t]
 
@@ -277,7 +299,9 @@ pub fn policy_loss(
             .sum_keepdim(1)?
             .div(&lengths.maximum(1.0)?)?
             .sum_all()?,
-        LossReduction::Token | LossReduction::Constant { .. } => per_token.sum_all()?,
+        LossReduction::Token | LossReduction::Constant { .. } | LossReduction::TokenSum => {
+            per_token.sum_all()?
+        }
     };
     let loss = (summed / normalizer.divisor(config.reduction))?;
 

@@ -275,6 +275,7 @@ fn all_configs() -> Vec<LossConfig> {
                     beta,
                     kl_estimator: estimator,
                     reduction,
+                    ..Default::default()
                 });
             }
         }

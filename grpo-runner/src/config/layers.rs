@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use grpo_core::Algorithm;
+use grpo_core::{Algorithm, Conventions};
 use serde::Serialize;
 
 use super::{AlgorithmSection, Preset, TrainConfig};
@@ -36,24 +36,23 @@ impl TrainConfig {
         }
         let mut tree = to_table(&Self::preset(preset))?;
         for (origin, layer) in layers {
-            if let Some(toml::Value::Table(algorithm)) = layer.get("algorithm")
-                && let Some(name) = algorithm.get("name")
-            {
-                let name: Algorithm =
-                    name.clone()
-                        .try_into()
-                        .map_err(|e: toml::de::Error| Error::Settings {
+            if let Some(toml::Value::Table(algorithm)) = layer.get("algorithm") {
+                let name = match algorithm.get("name") {
+                    Some(name) => Some(name.clone().try_into().map_err(|e: toml::de::Error| {
+                        Error::Settings {
                             field: "algorithm.name".into(),
                             message: format!("{origin}: {e}"),
-                        })?;
-                let max_len = tree
-                    .get("sampling")
-                    .and_then(|s| s.get("max_new_tokens"))
-                    .and_then(toml::Value::as_integer)
-                    .unwrap_or(1024)
-                    .max(1) as usize;
-                let section = AlgorithmSection::preset(name, max_len);
-                tree.insert("algorithm".into(), toml::Value::Table(to_table(&section)?));
+                        }
+                    })?),
+                    None => None,
+                };
+                let conventions = match algorithm.get("conventions") {
+                    Some(value) => Some(parse_conventions(value, &origin)?),
+                    None => None,
+                };
+                if name.is_some() || conventions.is_some() {
+                    reset_algorithm(&mut tree, name, conventions)?;
+                }
             }
             merge(&mut tree, layer);
         }
@@ -66,6 +65,64 @@ impl TrainConfig {
                 })?;
         config.validate()?;
         Ok(config)
+    }
+}
+
+/// Applies a layer's `algorithm.name` (the preset replaces the section) and
+/// `algorithm.conventions` (the options it decides are set) to the tree, before the layer's
+/// other keys. A new preset keeps the conventions chosen so far unless the layer names others.
+fn reset_algorithm(
+    tree: &mut toml::Table,
+    name: Option<Algorithm>,
+    conventions: Option<Conventions>,
+) -> Result<()> {
+    let mut section = match name {
+        Some(name) => {
+            let max_len = tree
+                .get("sampling")
+                .and_then(|s| s.get("max_new_tokens"))
+                .and_then(toml::Value::as_integer)
+                .unwrap_or(1024)
+                .max(1) as usize;
+            let mut section = AlgorithmSection::preset(name, max_len);
+            // Only the conventions of the replaced section are kept.
+            section.conventions = tree
+                .get("algorithm")
+                .and_then(|a| a.get("conventions"))
+                .and_then(toml::Value::as_str)
+                .and_then(|text| text.parse().ok())
+                .unwrap_or_default();
+            section
+        }
+        None => {
+            let current = tree.get("algorithm").cloned().ok_or(Error::Settings {
+                field: "algorithm".into(),
+                message: "missing".into(),
+            })?;
+            current
+                .try_into()
+                .map_err(|e: toml::de::Error| Error::Settings {
+                    field: "algorithm".into(),
+                    message: e.to_string(),
+                })?
+        }
+    };
+    section.apply_conventions(conventions.unwrap_or(section.conventions));
+    tree.insert("algorithm".into(), toml::Value::Table(to_table(&section)?));
+    Ok(())
+}
+
+/// Reads `algorithm.conventions` from a layer, naming the field and the layer on error.
+fn parse_conventions(value: &toml::Value, origin: &str) -> Result<Conventions> {
+    let bad = |shown: String| Error::Settings {
+        field: "algorithm.conventions".into(),
+        message: format!(
+            "{origin}: unknown conventions {shown} (expected `grpo-rs`, `verl` or `trl`)"
+        ),
+    };
+    match value.as_str() {
+        Some(text) => text.parse().map_err(|_| bad(format!("`{text}`"))),
+        None => Err(bad(value.to_string())),
     }
 }
 

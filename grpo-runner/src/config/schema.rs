@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use grpo_core::{Algorithm, GrpoConfig};
+use grpo_core::{Algorithm, Conventions, GrpoConfig};
 use grpo_rewards::FormatMode;
 use grpo_rewards::code::Credit;
 use grpo_tasks::Template;
@@ -153,12 +153,18 @@ impl Default for SandboxSection {
     }
 }
 
-/// The algorithm: a preset name and the full grpo-core configuration it resolved to.
+/// The algorithm: a preset name, whose numeric conventions to follow, and the full grpo-core
+/// configuration they resolved to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AlgorithmSection {
     /// The preset this section started from (`grpo`, `dr_grpo`, `dapo`, `gspo`).
     pub name: Algorithm,
+    /// Whose numerics the options below follow where trainers differ: `grpo-rs` (default),
+    /// `verl` or `trl` (see [`grpo_core::Conventions`]). Setting it in a layer sets the
+    /// options it decides before that layer's other `algorithm.*` keys apply.
+    #[serde(default)]
+    pub conventions: Conventions,
     /// How rewards become advantages.
     pub advantage: grpo_core::AdvantageConfig,
     /// How the loss is built and reduced.
@@ -177,10 +183,17 @@ impl AlgorithmSection {
         } = name.config(max_completion_len);
         AlgorithmSection {
             name,
+            conventions: Conventions::GrpoRs,
             advantage,
             loss,
             shaping,
         }
+    }
+
+    /// Records `conventions` and sets the grpo-core options it decides.
+    pub fn apply_conventions(&mut self, conventions: Conventions) {
+        self.conventions = conventions;
+        conventions.apply(&mut self.advantage, &mut self.loss);
     }
 
     /// The grpo-core configuration.

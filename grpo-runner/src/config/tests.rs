@@ -139,3 +139,132 @@ fn validation_names_the_field() {
         assert!(err.contains(field), "{set}: {err}");
     }
 }
+
+#[test]
+fn conventions_set_the_grpo_core_options_and_round_trip() {
+    use grpo_core::{Conventions, GroupOfOne, StatsPrecision, StdEstimator};
+    let c =
+        TrainConfig::resolve(Preset::Tiny, None, &["algorithm.conventions=verl".into()]).unwrap();
+    assert_eq!(c.algorithm.conventions, Conventions::Verl);
+    let a = &c.algorithm.advantage;
+    assert_eq!(a.std_estimator, StdEstimator::Unbiased);
+    assert_eq!(a.epsilon, 1e-6);
+    assert_eq!(a.precision, StatsPrecision::F32);
+    assert_eq!(a.group_of_one, GroupOfOne::RawScore);
+    assert_eq!(c.algorithm.loss.log_ratio_clamp, Some(20.0));
+    assert_eq!(c.algorithm.loss.sequence_log_ratio_clamp, Some(10.0));
+    // The preset's own choices stay (the tiny run has β = 0 and dynamic sampling).
+    let tiny = TrainConfig::preset(Preset::Tiny);
+    assert_eq!(c.algorithm.loss.beta, tiny.algorithm.loss.beta);
+    assert_eq!(c.algorithm.loss.reduction, tiny.algorithm.loss.reduction);
+    assert_eq!(c.algorithm.shaping, tiny.algorithm.shaping);
+    // The resolved values are in config.toml, and load back to the same config.
+    let text = c.to_toml().unwrap();
+    assert!(text.contains("conventions = \"verl\""), "{text}");
+    assert!(text.contains("std_estimator = \"unbiased\""), "{text}");
+    assert!(text.contains("log_ratio_clamp = 20.0"), "{text}");
+    assert_eq!(TrainConfig::from_toml(&text).unwrap(), c);
+
+    let trl =
+        TrainConfig::resolve(Preset::Tiny, None, &["algorithm.conventions=trl".into()]).unwrap();
+    assert_eq!(trl.algorithm.advantage.epsilon, 1e-4);
+    assert_eq!(trl.algorithm.advantage.group_of_one, GroupOfOne::Reject);
+    assert_eq!(trl.algorithm.loss.log_ratio_clamp, None);
+
+    // Our defaults are unchanged, and `grpo-rs` names them.
+    assert_eq!(tiny.algorithm.conventions, Conventions::GrpoRs);
+    let ours = TrainConfig::resolve(
+        Preset::Tiny,
+        None,
+        &["algorithm.conventions=grpo-rs".into()],
+    )
+    .unwrap();
+    assert_eq!(ours, tiny);
+    assert!(
+        tiny.to_toml()
+            .unwrap()
+            .contains("conventions = \"grpo-rs\"")
+    );
+}
+
+#[test]
+fn conventions_survive_a_later_algorithm_name_and_yield_to_explicit_keys() {
+    use grpo_core::{Algorithm, Conventions};
+    let sets = [
+        "algorithm.conventions=verl",
+        "algorithm.name=gspo",
+        "algorithm.advantage.epsilon=1e-5",
+    ]
+    .map(String::from);
+    let c = TrainConfig::resolve(Preset::Tiny, None, &sets).unwrap();
+    assert_eq!(c.algorithm.name, Algorithm::Gspo);
+    assert_eq!(c.algorithm.conventions, Conventions::Verl);
+    assert_eq!(c.algorithm.loss.sequence_log_ratio_clamp, Some(10.0));
+    assert_eq!(c.algorithm.advantage.epsilon, 1e-5);
+    // Within one file, conventions apply before the file's own algorithm keys.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.toml");
+    std::fs::write(
+        &path,
+        "[algorithm]\nname = \"dapo\"\nconventions = \"trl\"\n[algorithm.advantage]\nepsilon = 0.001\n",
+    )
+    .unwrap();
+    let c = TrainConfig::resolve(Preset::Tiny, Some(&path), &[]).unwrap();
+    assert_eq!(c.algorithm.name, Algorithm::Dapo);
+    assert_eq!(c.algorithm.conventions, Conventions::Trl);
+    assert_eq!(c.algorithm.advantage.epsilon, 0.001);
+    assert_eq!(
+        c.algorithm.advantage.std_estimator,
+        grpo_core::StdEstimator::Unbiased
+    );
+}
+
+#[test]
+fn unknown_conventions_are_errors_naming_the_field() {
+    for set in ["algorithm.conventions=pytorch", "algorithm.conventions=3"] {
+        let err = TrainConfig::resolve(Preset::Tiny, None, &[set.into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("algorithm.conventions"), "{set}: {err}");
+        assert!(err.contains("verl"), "{set}: {err}");
+    }
+    // In a saved config too.
+    let text = TrainConfig::preset(Preset::Tiny)
+        .to_toml()
+        .unwrap()
+        .replace("conventions = \"grpo-rs\"", "conventions = \"pytorch\"");
+    let err = TrainConfig::from_toml(&text).unwrap_err().to_string();
+    assert!(
+        err.contains("conventions") && err.contains("pytorch"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_group_of_one_needs_raw_scores_and_no_dynamic_sampling() {
+    let ok = [
+        "algorithm.conventions=verl",
+        "algorithm.shaping.filter_zero_variance_groups=false",
+        "sampling.group_size=1",
+    ]
+    .map(String::from);
+    let c = TrainConfig::resolve(Preset::Tiny, None, &ok).unwrap();
+    assert_eq!(c.sampling.group_size, 1);
+    for sets in [
+        // Our default: an error, as before.
+        &["sampling.group_size=1"][..],
+        // The tiny preset's dynamic sampling would drop every group of one.
+        &["algorithm.conventions=verl", "sampling.group_size=1"][..],
+        &[
+            "algorithm.conventions=trl",
+            "algorithm.shaping.filter_zero_variance_groups=false",
+            "sampling.group_size=1",
+        ][..],
+    ] {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let err = TrainConfig::resolve(Preset::Tiny, None, &sets)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("sampling.group_size"), "{sets:?}: {err}");
+    }
+}

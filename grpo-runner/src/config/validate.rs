@@ -87,10 +87,15 @@ impl TrainConfig {
         }
         let s = &self.sampling;
         positive("sampling.prompts_per_step", s.prompts_per_step as u64)?;
-        if s.group_size < 2 {
+        let a = &self.algorithm;
+        let groups_of_one = a.advantage.group_of_one == grpo_core::GroupOfOne::RawScore
+            && !a.shaping.filter_zero_variance_groups;
+        if s.group_size < 2 && !(s.group_size == 1 && groups_of_one) {
             return Err(bad(
                 "sampling.group_size",
-                "GRPO needs at least 2 completions per prompt",
+                "GRPO needs at least 2 completions per prompt (1 only with \
+                 algorithm.advantage.group_of_one = \"raw_score\", as under conventions = \
+                 \"verl\", and without dynamic sampling)",
             ));
         }
         if !(s.temperature.is_finite() && s.temperature > 0.0) {
