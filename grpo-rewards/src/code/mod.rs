@@ -7,6 +7,8 @@
 pub mod error;
 pub mod extract;
 #[cfg(feature = "sandbox")]
+pub mod files;
+#[cfg(feature = "sandbox")]
 pub mod harness;
 pub mod limits;
 #[cfg(feature = "sandbox")]

@@ -16,6 +16,7 @@
 //! - files: the deadline callback measures the temporary directory and stops the run when it
 //!   holds more than `file_quota_bytes` (checked every tick and once at the end).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -32,6 +33,7 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::error::{Result, SandboxError};
+use super::files::{self, JobFiles};
 use super::harness::{self, Job};
 use super::limits::Limits;
 use super::runtime::{self, EngineOptions};
@@ -157,6 +159,32 @@ impl Sandbox {
         Ok(self.execute(&job, stdin, limits).await?.0)
     }
 
+    /// [`Sandbox::run`] with `files` placed in the program's working directory first (its
+    /// `/tmp` and current directory); returns the files of `files.fetch` as they are after the
+    /// run (missing ones, links and non-regular files left out, at most the output cap in all).
+    /// Placed files count toward the run's file quota.
+    pub async fn run_with_files(
+        &self,
+        program: &str,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
+        if files.put_bytes() > limits.file_quota_bytes {
+            return Err(SandboxError::InvalidLimit {
+                field: "file_quota_bytes",
+                reason: format!(
+                    "{} bytes of files exceed the file quota of {} bytes",
+                    files.put_bytes(),
+                    limits.file_quota_bytes
+                ),
+            });
+        }
+        let job = Job::script(program);
+        let (run, _, fetched) = self.execute_with(&job, stdin, limits, files).await?;
+        Ok((run, fetched))
+    }
+
     /// [`Sandbox::run`] for callers without an async runtime. Must not be called from inside
     /// one (it blocks on a process-wide runtime).
     pub fn run_blocking(&self, program: &str, stdin: &[u8], limits: &Limits) -> Result<RunResult> {
@@ -197,6 +225,24 @@ impl Sandbox {
         stdin: &[u8],
         limits: &Limits,
     ) -> Result<(RunResult, Option<harness::Report>)> {
+        let (run, report, _) = self
+            .execute_with(job, stdin, limits, &JobFiles::default())
+            .await?;
+        Ok((run, report))
+    }
+
+    /// [`Sandbox::execute`] with files placed before the run and fetched after it.
+    async fn execute_with(
+        &self,
+        job: &Job,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(
+        RunResult,
+        Option<harness::Report>,
+        BTreeMap<String, Vec<u8>>,
+    )> {
         limits.validate()?;
         let _permit = self
             .inner
@@ -213,8 +259,9 @@ impl Sandbox {
             .await?;
         let nonce = harness::nonce();
         let input = job.encode(&nonce, stdin, compiled.as_deref());
-        let raw = self.execute_raw(input, limits).await?;
-        Ok(harness::finish(raw, &nonce))
+        let (raw, fetched) = self.execute_raw(input, limits, files).await?;
+        let (run, report) = harness::finish(raw, &nonce);
+        Ok((run, report, fetched))
     }
 
     /// Has the guest compile the harness; `None` (send the source each time) if that fails.
@@ -229,7 +276,10 @@ impl Sandbox {
             output_bytes: 16 << 20,
             ..Limits::default()
         };
-        let (run, _) = harness::finish(self.execute_raw(input, &limits).await?, &nonce);
+        let (raw, _) = self
+            .execute_raw(input, &limits, &JobFiles::default())
+            .await?;
+        let (run, _) = harness::finish(raw, &nonce);
         let hex = run.stdout.trim();
         if run.status == RunStatus::Ok
             && !hex.is_empty()
@@ -243,7 +293,12 @@ impl Sandbox {
         }
     }
 
-    async fn execute_raw(&self, input: Vec<u8>, limits: &Limits) -> Result<RawRun> {
+    async fn execute_raw(
+        &self,
+        input: Vec<u8>,
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
         let started = Instant::now();
         self.inner.runs.fetch_add(1, Ordering::Relaxed);
         let root = self
@@ -255,6 +310,10 @@ impl Sandbox {
             .prefix("grpo-sandbox-")
             .tempdir_in(&root)
             .map_err(|source| SandboxError::Io { path: root, source })?;
+        files::place(workdir.path(), files).map_err(|source| SandboxError::Io {
+            path: workdir.path().to_path_buf(),
+            source,
+        })?;
         let stdout = CappedPipe::new(limits.output_bytes);
         let stderr = CappedPipe::new(limits.output_bytes);
         let mut builder = WasiCtxBuilder::new();
@@ -354,14 +413,22 @@ impl Sandbox {
         if status != RunStatus::Ok && !detail.is_empty() {
             stderr_bytes.extend_from_slice(format!("\n[sandbox] {detail}\n").as_bytes());
         }
-        Ok(RawRun {
-            status,
-            exit_code,
-            stdout: stdout.contents(),
-            stderr: stderr_bytes,
-            duration_ms: started.elapsed().as_secs_f64() * 1e3,
-            truncated,
-        })
+        let fetched = if files.fetch.is_empty() {
+            BTreeMap::new()
+        } else {
+            files::fetch(workdir.path(), &files.fetch, limits.output_bytes as u64)
+        };
+        Ok((
+            RawRun {
+                status,
+                exit_code,
+                stdout: stdout.contents(),
+                stderr: stderr_bytes,
+                duration_ms: started.elapsed().as_secs_f64() * 1e3,
+                truncated,
+            },
+            fetched,
+        ))
     }
 }
 

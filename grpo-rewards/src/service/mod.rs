@@ -60,6 +60,8 @@ use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -424,12 +426,31 @@ async fn run_code_handler(
         state.config.max_run_timeout_s,
         state.config.max_memory_mb,
     )?;
+    let files = request.job_files()?;
+    if files.put_bytes() > limits.file_quota_bytes {
+        return Err(ApiError::invalid(format!(
+            "`files`: {} bytes in all, over the file quota of {} bytes",
+            files.put_bytes(),
+            limits.file_quota_bytes
+        )));
+    }
     let _admitted = admit(&state, request.queue_wait(state.config.queue_wait)).await?;
     let started = Instant::now();
     let stdin = request.stdin.as_deref().unwrap_or("").as_bytes();
     let executor = state.config.executor.clone();
-    let response = match state.sandbox.run(&request.code, stdin, &limits).await {
-        Ok(run) => RunCodeResponse::from_run(run, executor),
+    let outcome = state
+        .sandbox
+        .run_with_files(&request.code, stdin, &limits, &files)
+        .await;
+    let response = match outcome {
+        Ok((run, fetched)) => {
+            let mut response = RunCodeResponse::from_run(run, executor);
+            response.files = fetched
+                .into_iter()
+                .map(|(path, bytes)| (path, BASE64.encode(bytes)))
+                .collect();
+            response
+        }
         Err(e) => {
             tracing::error!(error = %e, "sandbox failure on /run_code");
             RunCodeResponse::sandbox_error(format!("sandbox failure: {e}"), executor)

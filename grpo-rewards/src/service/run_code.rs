@@ -11,15 +11,20 @@
 //!   (memory, output), `-11` (the interpreter trapped);
 //! - a missing `language` means Python; every other language is a 422.
 //!
-//! `files` and `fetch_files` are accepted when empty (verl always sends them empty); the
-//! sandbox's file system is a fresh empty `/tmp`, so non-empty ones are refused with a 422.
+//! `files` (path → base64, null values skipped) are written into the run's own directory (the
+//! program's `/tmp` and current directory) before it starts, and `fetch_files` are read back
+//! into the answer's `files`, base64. A path that is absolute outside `/tmp/` or climbs out
+//! with `..` is a 422 and nothing is written; reading back never follows a link.
 
 use std::collections::BTreeMap;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
 use crate::code::Limits;
+use crate::code::files::{JobFiles, JobPath};
 use crate::code::limits::MIN_MEMORY_MB;
 use crate::result::{RunResult, RunStatus};
 
@@ -76,10 +81,11 @@ pub struct RunCodeRequest {
     /// Memory limit in MiB; zero or negative means the server's default.
     #[serde(default = "default_memory", rename = "memory_limit_MB")]
     pub memory_limit_mb: i64,
-    /// Files to place before the run, path → base64 (only empty is supported).
+    /// Files to place in the run's directory before it starts, path → base64 (null values
+    /// skipped); relative paths or paths under `/tmp/`, never outside.
     #[serde(default)]
     pub files: BTreeMap<String, Option<String>>,
-    /// Files to return after the run (only empty is supported).
+    /// Files to read back after the run, returned base64 in the answer's `files`.
     #[serde(default)]
     pub fetch_files: Vec<String>,
 }
@@ -153,11 +159,33 @@ pub struct RunCodeResponse {
     pub run_result: Option<CommandRunResult>,
     /// Which server answered (SandboxFusion's pod name); the host name when known.
     pub executor_pod_name: Option<String>,
-    /// Fetched files, path → base64 (always empty).
+    /// Fetched files, path → base64 (the `fetch_files` that exist as regular files after the
+    /// run).
     pub files: BTreeMap<String, String>,
 }
 
 impl RunCodeRequest {
+    /// The files to place (`files`: path → base64, null values skipped) and to read back
+    /// (`fetch_files`), each path checked to stay inside the run's own directory.
+    pub fn job_files(&self) -> Result<JobFiles, ApiError> {
+        let mut files = JobFiles::default();
+        for (path, content) in &self.files {
+            let Some(content) = content else { continue };
+            let at = JobPath::parse(path)
+                .map_err(|e| ApiError::invalid(format!("`files[{path:?}]`: {e}")))?;
+            let bytes = BASE64
+                .decode(content.trim())
+                .map_err(|e| ApiError::invalid(format!("`files[{path:?}]`: not base64: {e}")))?;
+            files.put.push((at, bytes));
+        }
+        for (i, path) in self.fetch_files.iter().enumerate() {
+            let at = JobPath::parse(path)
+                .map_err(|e| ApiError::invalid(format!("`fetch_files[{i}]`: {e}")))?;
+            files.fetch.push(at);
+        }
+        Ok(files)
+    }
+
     /// Checks the request and turns it into limits: `run_timeout` becomes both the CPU and
     /// the wall-clock limit (capped at `max_run_timeout_s`), `memory_limit_MB` the memory cap
     /// (capped at `max_memory_mb`; the server default when not positive).
@@ -172,12 +200,6 @@ impl RunCodeRequest {
             return Err(ApiError::UnsupportedLanguage {
                 language: language.to_owned(),
             });
-        }
-        if !self.files.is_empty() || !self.fetch_files.is_empty() {
-            return Err(ApiError::invalid(
-                "`files` and `fetch_files` are not supported by this server: send them empty \
-                 (programs get a fresh, empty /tmp)",
-            ));
         }
         for (field, value) in [
             ("run_timeout", self.run_timeout),
@@ -359,19 +381,54 @@ mod tests {
                 r#"{"code": "", "memory_limit_MB": 8}"#,
                 "below the interpreter's minimum",
             ),
-            (
-                r#"{"code": "", "files": {"a.txt": "eA=="}}"#,
-                "`files` and `fetch_files`",
-            ),
-            (
-                r#"{"code": "", "fetch_files": ["a.txt"]}"#,
-                "`files` and `fetch_files`",
-            ),
         ];
         for (json, needle) in cases {
             let err = request(json)
                 .limits(&Limits::default(), 60.0, 1024)
                 .unwrap_err();
+            assert_eq!(
+                err.status(),
+                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                "{json}"
+            );
+            assert!(err.to_string().contains(needle), "{json}: {err}");
+        }
+    }
+
+    #[test]
+    fn files_are_decoded_and_paths_kept_inside_the_run() {
+        let files = request(
+            r#"{"code": "", "files": {"a.txt": "aGk=", "/tmp/d/b": "", "skip": null},
+                "fetch_files": ["out.txt"]}"#,
+        )
+        .job_files()
+        .unwrap();
+        let put: Vec<(&str, &[u8])> = files
+            .put
+            .iter()
+            .map(|(p, b)| (p.name(), b.as_slice()))
+            .collect();
+        assert_eq!(put, [("/tmp/d/b", &b""[..]), ("a.txt", &b"hi"[..])]);
+        assert_eq!(files.fetch[0].name(), "out.txt");
+        for (json, needle) in [
+            (
+                r#"{"code": "", "files": {"../x": "aGk="}}"#,
+                "`files[\"../x\"]`",
+            ),
+            (
+                r#"{"code": "", "files": {"/etc/x": "aGk="}}"#,
+                "outside the run",
+            ),
+            (
+                r#"{"code": "", "files": {"a": "not base64!"}}"#,
+                "not base64",
+            ),
+            (
+                r#"{"code": "", "fetch_files": ["ok", "/etc/passwd"]}"#,
+                "`fetch_files[1]`",
+            ),
+        ] {
+            let err = request(json).job_files().unwrap_err();
             assert_eq!(
                 err.status(),
                 axum::http::StatusCode::UNPROCESSABLE_ENTITY,

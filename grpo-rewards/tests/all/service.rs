@@ -216,6 +216,50 @@ mod sandbox_fusion {
         assert_eq!(server.request("GET", "/healthz", b"").await.status, 200);
     }
 
+    /// SandboxFusion's `files` and `fetch_files`: files placed in the run's directory (its
+    /// cwd and /tmp), files read back base64; paths that leave the directory are refused and
+    /// a link a program makes to a host file is never followed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn run_code_files_in_and_out() {
+        let server = Server::default().await;
+        let program = "import os\n\
+            data = open('in/data.txt').read()\n\
+            open('out.txt', 'w').write(data.upper())\n\
+            print(open('/tmp/in/data.txt').read() == data, sorted(os.listdir('.')))\n\
+            for target, name in [('/etc/passwd', 'leak'), ('out.txt', 'inner')]:\n\
+            \x20   try:\n\
+            \x20       os.symlink(target, name)\n\
+            \x20   except OSError:\n\
+            \x20       pass\n";
+        let r = server
+            .post(
+                "/run_code",
+                json!({"code": program, "language": "python",
+                       "files": {"in/data.txt": "aGVsbG8=", "unused": null},
+                       "fetch_files": ["out.txt", "leak", "inner", "missing.txt"]}),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let v = r.json();
+        assert_eq!(v["status"], "Success", "{v}");
+        assert_eq!(v["run_result"]["stdout"], "True ['in', 'out.txt']\n", "{v}");
+        // "HELLO"; links (even to a file of the run) and the missing file are left out.
+        assert_eq!(v["files"], json!({"out.txt": "SEVMTE8="}), "{v}");
+
+        for (files, field) in [
+            (json!({"../escape.txt": "eA=="}), "files[\"../escape.txt\"]"),
+            (json!({"/etc/cron.d/x": "eA=="}), "files[\"/etc/cron.d/x\"]"),
+        ] {
+            let r = server
+                .post("/run_code", json!({"code": "print(1)", "files": files}))
+                .await;
+            assert_eq!(r.status, 422, "{}", r.text());
+            let detail = r.json()["detail"].as_str().unwrap_or_default().to_owned();
+            assert!(detail.contains(field), "{detail}");
+        }
+        assert!(!std::path::Path::new("/etc/cron.d/x").exists());
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn run_code_outcomes() {
         let server = Server::default().await;
