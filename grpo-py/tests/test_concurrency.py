@@ -44,6 +44,9 @@ def test_threads_call_concurrently_with_the_same_answers():
 def test_keyboard_interrupt_stops_a_batch_quickly_and_leaves_no_worker():
     # Big enough to run for many seconds on any machine.
     pairs = [("\\frac{1}{3} + x^2", f"\\boxed{{x^2 + 0.{'3' * (i % 40 + 3)}}}") for i in range(400_000)]
+    # A process started in the background by a shell inherits SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler: put Python's own back for this test.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     main = threading.main_thread().ident
     seen = []
     timer = threading.Timer(0.3, lambda: (seen.append(math_workers()), signal.pthread_kill(main, signal.SIGINT)))
@@ -54,6 +57,7 @@ def test_keyboard_interrupt_stops_a_batch_quickly_and_leaves_no_worker():
         pytest.fail("the batch finished before the interrupt: make it bigger")
     elapsed = time.perf_counter() - started
     timer.join()
+    signal.signal(signal.SIGINT, previous)
     assert elapsed < 0.3 + 1.0, f"raised {elapsed - 0.3:.2f}s after Ctrl-C"
     assert seen == [4], "the batch must have been running on its 4 workers"
     assert math_workers() == 0, "a worker outlived the interrupt"
