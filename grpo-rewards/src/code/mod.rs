@@ -12,6 +12,8 @@ pub mod files;
 pub mod harness;
 pub mod limits;
 #[cfg(feature = "sandbox")]
+mod pipe;
+#[cfg(feature = "sandbox")]
 pub mod reward;
 #[cfg(feature = "sandbox")]
 pub mod runtime;
