@@ -36,19 +36,7 @@ import tempfile
 import threading
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def binary(arg: str | None) -> str:
-    if arg:
-        return arg
-    if os.environ.get("GRPO_BIN"):
-        return os.environ["GRPO_BIN"]
-    for profile in ("release", "debug"):
-        candidate = ROOT / "target" / profile / "grpo"
-        if candidate.exists():
-            return str(candidate)
-    sys.exit("build grpo first (cargo build --release --bin grpo) or pass --grpo")
+from grpo_server import binary, children
 
 
 def attacks(ctx: dict, rng: random.Random) -> list[tuple[str, str]]:
@@ -163,7 +151,7 @@ def main() -> int:
 
     env = {**os.environ, "TMPDIR": str(work / "tmp"), "GRPO_TEST_SECRET": env_secret}
     (work / "tmp").mkdir()
-    server = subprocess.Popen([os.path.abspath(binary(args.grpo)), "serve", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE,
+    server = subprocess.Popen([binary(args.grpo), "serve", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE,
                               text=True, env=env, cwd=str(work))
     line = server.stdout.readline()
     if not line:
@@ -223,17 +211,9 @@ def main() -> int:
         final = json.loads(response.read())
         if response.status != 200 or (final.get("run_result") or {}).get("stdout") != "42\n":
             problems.append(f"the server no longer answers normally: {final}")
-        children = 0
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
-                except OSError:
-                    continue
-                if int(stat.rsplit(")", 1)[1].split()[1]) == server.pid:
-                    children += 1
-        if children:
-            problems.append(f"{children} child processes of the server")
+        children_left = children(server.pid)
+        if children_left:
+            problems.append(f"{children_left} child processes of the server")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from grpo_server import binary, children, status_kib
 
 MATH_BODY = {
     "ground_truth": "\\frac{1}{2}",
@@ -52,40 +52,8 @@ PROGRAMS = [
 ]
 
 
-def binary(arg: str | None) -> str:
-    if arg:
-        return arg
-    if os.environ.get("GRPO_BIN"):
-        return os.environ["GRPO_BIN"]
-    for profile in ("release", "debug"):
-        candidate = ROOT / "target" / profile / "grpo"
-        if candidate.exists():
-            return str(candidate)
-    sys.exit("build grpo first (cargo build --release --bin grpo) or pass --grpo")
-
-
-def status_kib(pid: int, field: str) -> int:
-    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
 def fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def children(pid: int) -> int:
-    count = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                count += 1
-    return count
 
 
 def entries(directory: pathlib.Path) -> int:
