@@ -66,6 +66,8 @@ struct Inner {
     temp_root: Option<PathBuf>,
     /// Programs started so far.
     runs: std::sync::atomic::AtomicU64,
+    /// The interpreter's version, asked of the guest on first use.
+    python_version: tokio::sync::OnceCell<String>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -125,6 +127,7 @@ impl Sandbox {
                 compiled_harness: tokio::sync::OnceCell::new(),
                 temp_root: options.temp_root.clone(),
                 runs: std::sync::atomic::AtomicU64::new(0),
+                python_version: tokio::sync::OnceCell::new(),
             }),
         })
     }
@@ -143,6 +146,28 @@ impl Sandbox {
     /// throughput figures.
     pub fn runs_started(&self) -> u64 {
         self.inner.runs.load(Ordering::Relaxed)
+    }
+
+    /// The version of the interpreter inside the sandbox (`3.14.0`), asked of the guest once.
+    pub async fn python_version(&self) -> Result<String> {
+        self.inner
+            .python_version
+            .get_or_try_init(|| async {
+                let program = "import sys\nprint('%d.%d.%d' % sys.version_info[:3])";
+                let run = self.run(program, b"", &Limits::default()).await?;
+                let version = run.stdout.trim().to_owned();
+                if run.status != RunStatus::Ok || version.is_empty() {
+                    return Err(SandboxError::Engine {
+                        reason: format!(
+                            "could not ask the interpreter its version: {}",
+                            run.stderr
+                        ),
+                    });
+                }
+                Ok(version)
+            })
+            .await
+            .cloned()
     }
 
     /// How many programs this sandbox runs at once.

@@ -206,6 +206,7 @@ impl Service {
         let mut router = Router::new()
             .route("/run_code", post(run_code_handler))
             .route("/v1/ping", get(|| async { axum::Json("pong") }))
+            .route("/v1/languages", get(languages_handler))
             .route("/v1/score", post(score_handler))
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(readyz))
@@ -415,6 +416,26 @@ async fn admit(state: &ServiceState, wait: Duration) -> Result<admission::Admitt
         .map_err(|_| ApiError::Overloaded {
             waited_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
         })
+}
+
+/// `GET /v1/languages`: the languages `/run_code` runs in this build, with versions.
+async fn languages_handler(
+    State(state): State<AppState>,
+) -> Result<axum::Json<serde_json::Value>, ApiError> {
+    let version = state.sandbox.python_version().await.map_err(|e| {
+        tracing::error!(error = %e, "sandbox failure on /v1/languages");
+        ApiError::SandboxFault {
+            reason: e.to_string(),
+        }
+    })?;
+    Ok(axum::Json(serde_json::json!({
+        "languages": [{
+            "language": "python",
+            "version": version,
+            "compiled": false,
+            "runtime": "CPython for WASI in wasmtime",
+        }]
+    })))
 }
 
 async fn run_code_handler(

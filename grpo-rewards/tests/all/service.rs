@@ -216,6 +216,22 @@ mod sandbox_fusion {
         assert_eq!(server.request("GET", "/healthz", b"").await.status, 200);
     }
 
+    /// The languages this build runs, with the interpreter's real version.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn languages_lists_python_with_its_version() {
+        let server = Server::default().await;
+        let r = server.request("GET", "/v1/languages", b"").await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let v = r.json();
+        let languages = v["languages"].as_array().unwrap();
+        assert_eq!(languages.len(), 1, "{v}");
+        assert_eq!(languages[0]["language"], "python");
+        let version = languages[0]["version"].as_str().unwrap();
+        let parts: Vec<u32> = version.split('.').map(|p| p.parse().unwrap()).collect();
+        assert_eq!(parts.len(), 3, "{version}");
+        assert!(parts[0] == 3 && parts[1] >= 12, "{version}");
+    }
+
     /// SandboxFusion's `files` and `fetch_files`: files placed in the run's directory (its
     /// cwd and /tmp), files read back base64; paths that leave the directory are refused and
     /// a link a program makes to a host file is never followed.
