@@ -45,3 +45,16 @@ def test_verl_compute_score():
     assert compute_score("mine", "<answer>49</answer>", None, extra_info={"task": TASK}) == 1.0
     with pytest.raises(ValueError, match="ground_truth"):
         compute_score("mine", "x", None)
+
+
+def test_verl_loads_compute_score_by_file_path():
+    # verl's custom_reward_function.path loads the file as a module of its own, outside the
+    # package: its imports must not be relative.
+    import importlib.util
+
+    import grpo_rewards.verl as installed
+
+    spec = importlib.util.spec_from_file_location("custom_module", installed.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.compute_score("openai/gsm8k", "#### 72", "72") == 1.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from . import check_math, score
+from grpo_rewards import check_math, score
 
 __all__ = ["compute_score"]
 
