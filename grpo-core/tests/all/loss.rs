@@ -1,7 +1,7 @@
 //! The policy loss against hand-derived numbers, finite differences, gradient accumulation and
 //! the GSPO sequence objective.
 
-use candle_core::{DType, Device, Tensor, Var};
+use candle_core::{DType, Tensor, Var};
 use grpo_core::{
     Error, KlEstimator, LossConfig, LossInputs, LossReduction, Normalizer, RatioLevel, StepMetrics,
     policy_loss, token_logprobs,
@@ -9,66 +9,13 @@ use grpo_core::{
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-const CPU: Device = Device::Cpu;
-
-fn t2(rows: &[Vec<f64>]) -> Tensor {
-    let cols = rows[0].len();
-    let flat: Vec<f64> = rows.iter().flatten().copied().collect();
-    Tensor::from_vec(flat, (rows.len(), cols), &CPU).unwrap()
-}
-
-fn t1(values: &[f64]) -> Tensor {
-    Tensor::new(values, &CPU).unwrap()
-}
+use crate::common::*;
 
 fn no_kl() -> LossConfig {
     LossConfig {
         beta: 0.0,
         reduction: LossReduction::Token,
         ..Default::default()
-    }
-}
-
-/// Loss and d loss / d logprobs for a batch given as plain numbers.
-struct Batch {
-    logprobs: Vec<Vec<f64>>,
-    old: Vec<Vec<f64>>,
-    reference: Option<Vec<Vec<f64>>>,
-    advantages: Vec<f64>,
-    mask: Vec<Vec<f64>>,
-}
-
-impl Batch {
-    fn loss_and_grad(&self, config: &LossConfig) -> (f64, Vec<Vec<f64>>, StepMetrics) {
-        let var = Var::from_tensor(&t2(&self.logprobs)).unwrap();
-        let old = t2(&self.old);
-        let reference = self.reference.as_ref().map(|r| t2(r));
-        let advantages = t1(&self.advantages);
-        let mask = t2(&self.mask);
-        let inputs = LossInputs {
-            logprobs: var.as_tensor(),
-            old_logprobs: &old,
-            ref_logprobs: reference.as_ref(),
-            advantages: &advantages,
-            mask: &mask,
-            logits: None,
-            group_size: None,
-        };
-        let normalizer = Normalizer::from_mask(&mask).unwrap();
-        let (loss, metrics) = policy_loss(&inputs, config, &normalizer).unwrap();
-        let grads = loss.backward().unwrap();
-        let grad = grads
-            .get(var.as_tensor())
-            .unwrap()
-            .to_vec2::<f64>()
-            .unwrap();
-        (loss.to_scalar::<f64>().unwrap(), grad, metrics)
-    }
-
-    fn loss(&self, config: &LossConfig) -> f64 {
-        self.loss_and_grad(config).0
     }
 }
 
@@ -139,25 +86,6 @@ fn clip_higher_and_dual_clip() {
     assert_eq!(m.dual_clip_fraction, 0.0);
     // Without dual clip the same token is unbounded.
     assert!((single_token(0.1, 0.4, -1.0).loss(&no_kl()) - 4.0).abs() < 1e-12);
-}
-
-/// Two sequences; the second has a padded position holding garbage log-probs.
-fn hand_batch() -> Batch {
-    Batch {
-        // Sequence 0: ratios 1.1 and 1.0. Sequence 1: ratio 0.7, then padding.
-        logprobs: vec![
-            vec![1.1f64.ln() - 1.0, -2.0],
-            vec![0.7f64.ln() - 0.5, f64::NEG_INFINITY],
-        ],
-        old: vec![vec![-1.0, -2.0], vec![-0.5, 0.0]],
-        // Reference: d = ln 0.5 on token (0,0), d = 0 elsewhere; padding NaN.
-        reference: Some(vec![
-            vec![1.1f64.ln() - 1.0 + 0.5f64.ln(), -2.0],
-            vec![0.7f64.ln() - 0.5, f64::NAN],
-        ]),
-        advantages: vec![1.0, -0.5],
-        mask: vec![vec![1.0, 1.0], vec![1.0, 0.0]],
-    }
 }
 
 #[test]

@@ -2,23 +2,15 @@
 //! hand-worked numbers, verl's log-ratio clamps, the `token_sum` reduction, and finite-difference
 //! gradients of every new path.
 
-use candle_core::{DType, Device, Tensor, Var};
+use candle_core::{DType, Tensor, Var};
 use grpo_core::{
     AdvantageConfig, Baseline, Conventions, Error, GroupOfOne, GrpoConfig, KlEstimator, LossConfig,
     LossInputs, LossReduction, Normalizer, RatioLevel, StatsPrecision, StdEstimator, StdScaling,
-    StepMetrics, group_advantages, policy_loss,
+    group_advantages, policy_loss,
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-const CPU: Device = Device::Cpu;
-
-fn t2(rows: &[Vec<f64>]) -> Tensor {
-    let cols = rows[0].len();
-    let flat: Vec<f64> = rows.iter().flatten().copied().collect();
-    Tensor::from_vec(flat, (rows.len(), cols), &CPU).unwrap()
-}
+use crate::common::*;
 
 fn advantage_config(conventions: Conventions) -> AdvantageConfig {
     GrpoConfig::default()
@@ -227,45 +219,6 @@ fn f32_statistics_round_like_float32_and_f64_does_not() -> TestResult {
     Ok(())
 }
 
-/// Loss and d loss / d logprobs for a batch given as plain numbers.
-#[derive(Clone)]
-struct Batch {
-    logprobs: Vec<Vec<f64>>,
-    old: Vec<Vec<f64>>,
-    reference: Option<Vec<Vec<f64>>>,
-    advantages: Vec<f64>,
-    mask: Vec<Vec<f64>>,
-}
-
-impl Batch {
-    fn loss_and_grad(&self, config: &LossConfig) -> (f64, Vec<Vec<f64>>, StepMetrics) {
-        let var = Var::from_tensor(&t2(&self.logprobs)).unwrap();
-        let old = t2(&self.old);
-        let reference = self.reference.as_ref().map(|r| t2(r));
-        let advantages = Tensor::new(self.advantages.as_slice(), &CPU).unwrap();
-        let mask = t2(&self.mask);
-        let inputs = LossInputs {
-            logprobs: var.as_tensor(),
-            old_logprobs: &old,
-            ref_logprobs: reference.as_ref(),
-            advantages: &advantages,
-            mask: &mask,
-            logits: None,
-            group_size: None,
-        };
-        let normalizer = Normalizer::from_mask(&mask).unwrap();
-        let (loss, metrics) = policy_loss(&inputs, config, &normalizer).unwrap();
-        let grad = loss
-            .backward()
-            .unwrap()
-            .get(var.as_tensor())
-            .unwrap()
-            .to_vec2::<f64>()
-            .unwrap();
-        (loss.to_scalar::<f64>().unwrap(), grad, metrics)
-    }
-}
-
 fn no_kl_token_mean() -> LossConfig {
     LossConfig {
         beta: 0.0,
@@ -365,26 +318,6 @@ fn verl_gspo_sequence_log_ratio_clamp() {
     };
     let (loss, _, _) = low.loss_and_grad(&gspo);
     assert!((loss + (-12f64).exp()).abs() < 1e-15, "{loss}");
-}
-
-/// Two sequences; the second has a padded position holding garbage log-probs (as in
-/// tests/loss.rs).
-fn hand_batch() -> Batch {
-    Batch {
-        // Sequence 0: ratios 1.1 and 1.0. Sequence 1: ratio 0.7, then padding.
-        logprobs: vec![
-            vec![1.1f64.ln() - 1.0, -2.0],
-            vec![0.7f64.ln() - 0.5, f64::NEG_INFINITY],
-        ],
-        old: vec![vec![-1.0, -2.0], vec![-0.5, 0.0]],
-        // Reference: d = ln 0.5 on token (0,0), d = 0 elsewhere; padding NaN.
-        reference: Some(vec![
-            vec![1.1f64.ln() - 1.0 + 0.5f64.ln(), -2.0],
-            vec![0.7f64.ln() - 0.5, f64::NAN],
-        ]),
-        advantages: vec![1.0, -0.5],
-        mask: vec![vec![1.0, 1.0], vec![1.0, 0.0]],
-    }
 }
 
 #[test]
