@@ -298,27 +298,34 @@ class Row:
             self.failures.append(what)
 
 
+async def trickle(h, p, head: bytes, piece, limit: float) -> Reply:
+    """Sends `head`, then `piece(i)` every 200 ms until the server answers or closes (or long
+    after `limit` seconds); returns the reply."""
+    started = time.monotonic()
+    reader, writer = await connect(h, p)
+    reading = asyncio.ensure_future(read_reply(reader, started))
+    try:
+        writer.write(head)
+        for i in range(int(limit * 10) + 100):
+            if reading.done():
+                break
+            writer.write(piece(i))
+            await writer.drain()
+            await asyncio.sleep(0.2)
+    except (ConnectionError, OSError):
+        pass
+    reply = await asyncio.wait_for(reading, limit + 60)
+    close(writer)
+    return reply
+
+
 async def slow_headers(h, p, args, row: Row) -> None:
     """Clients that send a header line every 200 ms and never finish: each must be cut off."""
     limit = args.header_timeout_ms / 1000
 
-    async def one() -> Reply:
-        started = time.monotonic()
-        reader, writer = await connect(h, p)
-        reading = asyncio.ensure_future(read_reply(reader, started))
-        try:
-            writer.write(b"POST /v1/score HTTP/1.1\r\nHost: x\r\n")
-            for i in range(int(limit * 10) + 100):
-                if reading.done():
-                    break
-                writer.write(f"X-Slow-{i}: 1\r\n".encode())
-                await writer.drain()
-                await asyncio.sleep(0.2)
-        except (ConnectionError, OSError):
-            pass
-        reply = await asyncio.wait_for(reading, limit + 60)
-        close(writer)
-        return reply
+    def one() -> Reply:
+        head = b"POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+        return trickle(h, p, head, lambda i: f"X-Slow-{i}: 1\r\n".encode(), limit)
 
     replies = await asyncio.gather(*(one() for _ in range(args.slow_clients)))
     for r in replies:
@@ -332,23 +339,9 @@ async def slow_bodies(h, p, args, row: Row) -> None:
     """Clients that send headers, then one body byte every 200 ms: each must get a 408."""
     limit = args.body_timeout_ms / 1000
 
-    async def one(path: str) -> Reply:
-        started = time.monotonic()
-        reader, writer = await connect(h, p)
-        reading = asyncio.ensure_future(read_reply(reader, started))
-        try:
-            writer.write(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".encode())
-            for _ in range(int(limit * 10) + 100):
-                if reading.done():
-                    break
-                writer.write(b" ")
-                await writer.drain()
-                await asyncio.sleep(0.2)
-        except (ConnectionError, OSError):
-            pass
-        reply = await asyncio.wait_for(reading, limit + 60)
-        close(writer)
-        return reply
+    def one(path: str) -> Reply:
+        head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".encode()
+        return trickle(h, p, head, lambda _: b" ", limit)
 
     paths = ["/v1/score", "/run_code"] * (args.slow_clients // 2)
     replies = await asyncio.gather(*(one(path) for path in paths))
