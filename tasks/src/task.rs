@@ -102,12 +102,69 @@ pub struct CodeTask {
     pub metadata: Option<Metadata>,
 }
 
-/// Languages the sandbox runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Languages the sandbox runs. Names are SandboxFusion's where it has one (`python`, `cpp`,
+/// `nodejs`, `typescript`), with `c`, `javascript`/`js`, `c++` and `ts` also accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     /// CPython 3.14 for WASI.
     Python,
+    /// JavaScript on QuickJS-NG, with the Node.js surface programs use.
+    #[serde(alias = "nodejs", alias = "js")]
+    Javascript,
+    /// TypeScript: types stripped, then run as JavaScript.
+    #[serde(alias = "ts")]
+    Typescript,
+    /// C, compiled to `wasm32-wasi`.
+    C,
+    /// C++, compiled to `wasm32-wasi`.
+    #[serde(alias = "c++")]
+    Cpp,
+}
+
+impl Language {
+    /// Every language, in the order listings show them.
+    pub const ALL: [Language; 5] = [
+        Language::Python,
+        Language::C,
+        Language::Cpp,
+        Language::Javascript,
+        Language::Typescript,
+    ];
+
+    /// The canonical name (`python`, `c`, `cpp`, `javascript`, `typescript`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::Javascript => "javascript",
+            Language::Typescript => "typescript",
+            Language::C => "c",
+            Language::Cpp => "cpp",
+        }
+    }
+
+    /// Parses a canonical name or an alias (`nodejs`, `js`, `ts`, `c++`), case-insensitively.
+    pub fn parse(name: &str) -> Option<Language> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "python" | "python3" | "py" => Some(Language::Python),
+            "javascript" | "nodejs" | "node" | "js" => Some(Language::Javascript),
+            "typescript" | "ts" => Some(Language::Typescript),
+            "c" => Some(Language::C),
+            "cpp" | "c++" | "cxx" => Some(Language::Cpp),
+            _ => None,
+        }
+    }
+
+    /// Whether programs are compiled before they run.
+    pub fn is_compiled(self) -> bool {
+        matches!(self, Language::C | Language::Cpp)
+    }
+}
+
+impl std::fmt::Display for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// How the program is assembled.

@@ -4,13 +4,19 @@
 //! below.)
 #![cfg_attr(feature = "sandbox", doc = include_str!("README.md"))]
 
+#[cfg(feature = "sandbox")]
+mod budget;
 pub mod error;
 pub mod extract;
 #[cfg(feature = "sandbox")]
 pub mod files;
 #[cfg(feature = "sandbox")]
 pub mod harness;
+#[cfg(feature = "sandbox")]
+mod js;
 pub mod limits;
+#[cfg(feature = "sandbox")]
+mod module;
 #[cfg(feature = "sandbox")]
 mod pipe;
 #[cfg(feature = "sandbox")]
@@ -19,6 +25,8 @@ pub mod reward;
 pub mod runtime;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
+#[cfg(feature = "sandbox")]
+pub mod ts;
 
 pub use error::SandboxError;
 pub use extract::{extract_code, program_for};

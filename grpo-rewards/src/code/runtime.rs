@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
-use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{
+    Config, Enabled, Engine, InstanceAllocationStrategy, Module, PoolingAllocationConfig,
+};
 
 use super::error::{Result, SandboxError};
 
@@ -23,6 +25,9 @@ pub static PYTHON_WASM_ZST: &[u8] = include_bytes!("../../runtime/python.wasm.zs
 
 /// The wasmtime version the cache key includes (kept in step with Cargo.toml).
 pub const WASMTIME_VERSION: &str = "48.0.8";
+
+/// The native stack a guest may use: 8 MiB, as a native program's default on Linux.
+pub const MAX_WASM_STACK: usize = 8 << 20;
 
 /// The guest's linear-memory page size.
 const WASM_PAGE: usize = 64 * 1024;
@@ -93,6 +98,11 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     config.wasm_component_model(true);
     // Backtraces through CPython's deep wasm stacks are costly to symbolise and unused.
     config.wasm_backtrace_max_frames(None);
+    // Deep recursion in guest programs (a DFS over 10^5 nodes; QuickJS's interpreter frames)
+    // needs more than wasmtime's default 512 KiB of native stack; the fiber it runs on must be
+    // larger still. Stacks are reserved, and touched only as deep as a run goes.
+    config.max_wasm_stack(MAX_WASM_STACK);
+    config.async_stack_size(MAX_WASM_STACK + (1 << 20));
     if let Allocator::Pooling {
         total_instances,
         max_memory_mb,
@@ -172,6 +182,52 @@ pub fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> Result<Compo
     compile(engine, &wasm)
 }
 
+/// Compiles a WASIp1 core module for `engine`, through the disk cache when one is given
+/// (entries are named `{name}-{key}.cwasm`, with the key of [`load_component`]).
+pub fn load_module(
+    engine: &Engine,
+    name: &str,
+    wasm: &[u8],
+    cache_dir: Option<&Path>,
+) -> Result<Module> {
+    let compile = || {
+        let started = std::time::Instant::now();
+        let module = Module::new(engine, wasm).map_err(|e| SandboxError::Engine {
+            reason: format!("compiling {name}: {e:#}"),
+        })?;
+        tracing::info!(
+            ms = started.elapsed().as_millis() as u64,
+            name,
+            "compiled a runtime module"
+        );
+        Ok::<_, SandboxError>(module)
+    };
+    let Some(dir) = cache_dir else {
+        return compile();
+    };
+    let path = dir.join(format!("{name}-{}.cwasm", cache_key(engine, wasm)));
+    if path.is_file() {
+        // SAFETY: as for `load_component`: written by `Module::serialize` for an engine with
+        // this compatibility hash (in the name), checked again by wasmtime's header.
+        match unsafe { Module::deserialize_file(engine, &path) } {
+            Ok(module) => return Ok(module),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "unusable cache entry; recompiling")
+            }
+        }
+    }
+    let module = compile()?;
+    match module.serialize() {
+        Ok(bytes) => {
+            if let Err(e) = write_atomically(dir, &path, &bytes) {
+                tracing::warn!(dir = %dir.display(), error = %e, "could not cache a compiled module");
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "could not serialise a compiled module"),
+    }
+    Ok(module)
+}
+
 fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component> {
     Component::new(engine, wasm).map_err(|e| SandboxError::Engine {
         reason: format!("compiling the runtime: {e:#}"),
@@ -187,11 +243,16 @@ fn store_in_cache(component: &Component, dir: &Path, path: &Path) -> Result<()> 
     let bytes = component.serialize().map_err(|e| SandboxError::Engine {
         reason: format!("{e:#}"),
     })?;
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    tmp.write_all(&bytes).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
+    write_atomically(dir, path, &bytes).map_err(io)
+}
+
+/// Writes atomically: a temporary file in the same directory, then a rename.
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
 

@@ -24,21 +24,21 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 use wasmtime::component::{Linker, ResourceTable};
-use wasmtime::{Engine, ResourceLimiter, Store, Trap, UpdateDeadline};
+use wasmtime::{Engine, Store};
 use wasmtime_wasi::p2::bindings::CommandPre;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+pub use super::budget::TICK;
+use super::budget::{self, Budget, HasBudget, Traps};
 use super::error::{Result, SandboxError};
 use super::files::{self, JobFiles};
 use super::harness::{self, Job};
 use super::limits::Limits;
-use super::pipe::{CappedPipe, OUTPUT_LIMIT_MESSAGE};
+use super::module::{self, Entry, P1State};
+use super::pipe::CappedPipe;
 use super::runtime::{self, EngineOptions};
 use crate::result::{RunResult, RunStatus};
-
-/// The epoch tick: the granularity of the time limit and of the file-quota check.
-pub const TICK: Duration = Duration::from_millis(10);
 
 /// The compiled Python runtime, ready to run programs. Cheap to clone; share one per process.
 ///
@@ -68,6 +68,12 @@ struct Inner {
     runs: std::sync::atomic::AtomicU64,
     /// The interpreter's version, asked of the guest on first use.
     python_version: tokio::sync::OnceCell<String>,
+    /// WASIp1, for the core-module languages.
+    p1_linker: wasmtime::Linker<P1State>,
+    /// Where compiled core modules are cached on disk (`None`: no cache).
+    cache_dir: Option<PathBuf>,
+    /// QuickJS-NG, compiled and linked on first use, and its version.
+    quickjs: tokio::sync::OnceCell<(wasmtime::InstancePre<P1State>, String)>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -116,6 +122,7 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(engine_err)?;
         let pre = CommandPre::new(linker.instantiate_pre(&component).map_err(engine_err)?)
             .map_err(engine_err)?;
+        let p1_linker = module::linker(&engine)?;
         start_ticker(&engine);
         let concurrency = options.concurrency.max(1);
         Ok(Sandbox {
@@ -128,6 +135,9 @@ impl Sandbox {
                 temp_root: options.temp_root.clone(),
                 runs: std::sync::atomic::AtomicU64::new(0),
                 python_version: tokio::sync::OnceCell::new(),
+                p1_linker,
+                cache_dir: options.engine.cache_dir.clone(),
+                quickjs: tokio::sync::OnceCell::new(),
             }),
         })
     }
@@ -193,16 +203,7 @@ impl Sandbox {
         limits: &Limits,
         files: &JobFiles,
     ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
-        if files.put_bytes() > limits.file_quota_bytes {
-            return Err(SandboxError::InvalidLimit {
-                field: "file_quota_bytes",
-                reason: format!(
-                    "{} bytes of files exceed the file quota of {} bytes",
-                    files.put_bytes(),
-                    limits.file_quota_bytes
-                ),
-            });
-        }
+        check_quota(files, limits)?;
         let job = Job::script(program);
         let (run, _, fetched) = self.execute_with(&job, stdin, limits, files).await?;
         Ok((run, fetched))
@@ -238,6 +239,133 @@ impl Sandbox {
             }));
         }
         results
+    }
+
+    /// QuickJS-NG, compiled (through the disk cache) and linked on first use, and its version.
+    async fn quickjs(&self) -> Result<&(wasmtime::InstancePre<P1State>, String)> {
+        self.inner
+            .quickjs
+            .get_or_try_init(|| async {
+                let engine = self.inner.engine.clone();
+                let cache_dir = self.inner.cache_dir.clone();
+                let compiled = tokio::task::spawn_blocking(move || {
+                    let wasm = super::js::quickjs_wasm()?;
+                    let wasm = super::js::widen_stack(&wasm, super::js::STACK_PAGES)
+                        .map_err(|reason| SandboxError::Engine { reason })?;
+                    runtime::load_module(&engine, "quickjs", &wasm, cache_dir.as_deref())
+                })
+                .await
+                .map_err(|e| SandboxError::Engine {
+                    reason: format!("compiling QuickJS: {e}"),
+                })??;
+                let pre = module::prepare(&self.inner.p1_linker, &compiled)?;
+                let mut store = wasmtime::Store::new(
+                    &self.inner.engine,
+                    P1State {
+                        wasi: wasmtime_wasi::WasiCtxBuilder::new().build_p1(),
+                        budget: Budget::new(&Limits::default(), Path::new("/nonexistent")),
+                    },
+                );
+                store.set_epoch_deadline(u64::MAX / 2);
+                let version = async {
+                    let instance = pre.instantiate_async(&mut store).await?;
+                    super::js::version(&mut store, &instance).await
+                }
+                .await
+                .map_err(|e| SandboxError::Engine {
+                    reason: format!("starting QuickJS: {e:#}"),
+                })?;
+                Ok((pre, version))
+            })
+            .await
+    }
+
+    /// The QuickJS-NG version the JavaScript and TypeScript runs use (`0.10.1`).
+    pub async fn quickjs_version(&self) -> Result<String> {
+        Ok(self.quickjs().await?.1.clone())
+    }
+
+    /// Runs a JavaScript program like `node main.js` (see `js_prelude.js` for the Node.js
+    /// surface there is), with `files` placed in its directory first and `files.fetch` read
+    /// back after.
+    pub async fn run_javascript(
+        &self,
+        program: &str,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
+        limits.validate()?;
+        check_quota(files, limits)?;
+        let (pre, _) = self.quickjs().await?;
+        let _permit = self.permit().await?;
+        self.inner.runs.fetch_add(1, Ordering::Relaxed);
+        let entry = Entry::QuickJs {
+            program,
+            filename: "main.js",
+        };
+        let (raw, fetched) = module::execute(
+            &self.inner.engine,
+            pre,
+            entry,
+            stdin,
+            limits,
+            files,
+            &self.temp_root(),
+        )
+        .await?;
+        Ok((raw.into_result(), fetched))
+    }
+
+    /// Runs a compiled `wasm32-wasi` command module (a C or C++ program).
+    pub(crate) async fn run_command_module(
+        &self,
+        pre: &wasmtime::InstancePre<P1State>,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
+        limits.validate()?;
+        check_quota(files, limits)?;
+        let _permit = self.permit().await?;
+        self.inner.runs.fetch_add(1, Ordering::Relaxed);
+        let (raw, fetched) = module::execute(
+            &self.inner.engine,
+            pre,
+            Entry::Command,
+            stdin,
+            limits,
+            files,
+            &self.temp_root(),
+        )
+        .await?;
+        Ok((raw.into_result(), fetched))
+    }
+
+    /// Compiles a core module (not cached) and links it.
+    pub(crate) fn prepare_module(&self, wasm: &[u8]) -> Result<wasmtime::InstancePre<P1State>> {
+        let compiled =
+            wasmtime::Module::new(&self.inner.engine, wasm).map_err(|e| SandboxError::Engine {
+                reason: format!("compiling the module: {e:#}"),
+            })?;
+        module::prepare(&self.inner.p1_linker, &compiled)
+    }
+
+    async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        self.inner
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| SandboxError::Engine {
+                reason: format!("sandbox closed: {e}"),
+            })
+    }
+
+    fn temp_root(&self) -> PathBuf {
+        self.inner
+            .temp_root
+            .clone()
+            .unwrap_or_else(std::env::temp_dir)
     }
 
     /// Runs one harness job; returns the run result (harness report line removed from stderr)
@@ -354,41 +482,13 @@ impl Sandbox {
                 path: workdir.path().to_path_buf(),
                 source: std::io::Error::other(e),
             })?;
-        let memory_bytes =
-            usize::try_from(limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
         let state = HostState {
             ctx: builder.build(),
             table: ResourceTable::new(),
-            memory: MemoryCap {
-                max_bytes: memory_bytes,
-                hit: false,
-            },
-            budget_ticks: limits
-                .time_limit_ms
-                .div_ceil(TICK.as_millis() as u64)
-                .max(1),
-            ticks: 0,
-            cpu_exceeded: false,
-            workdir: workdir.path().to_path_buf(),
-            file_quota: limits.file_quota_bytes,
-            quota_exceeded: false,
+            budget: Budget::new(limits, workdir.path()),
         };
         let mut store = Store::new(&self.inner.engine, state);
-        store.limiter(|s| &mut s.memory);
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut ctx| {
-            let state = ctx.data_mut();
-            state.ticks += 1;
-            if state.ticks > state.budget_ticks {
-                state.cpu_exceeded = true;
-                return Err(Trap::Interrupt.into());
-            }
-            if dir_size(&state.workdir) > state.file_quota {
-                state.quota_exceeded = true;
-                return Err(Trap::Interrupt.into());
-            }
-            Ok(UpdateDeadline::Yield(1))
-        });
+        budget::arm(&mut store);
 
         let wall = Duration::from_millis(limits.wall_limit_ms());
         let pre = self.inner.pre.clone();
@@ -405,109 +505,89 @@ impl Sandbox {
                 None,
                 format!("wall-clock limit of {} ms", wall.as_millis()),
             ),
-            Ok(Err(e)) => classify_error(&e, None),
+            Ok(Err(e)) => budget::classify_error(&e, None, Traps::Interpreter),
             Ok(Ok((result, store))) => {
-                let state = store.data();
-                let over_quota =
-                    state.quota_exceeded || dir_size(&state.workdir) > state.file_quota;
+                let state = &store.data().budget;
+                let over_quota = state.over_quota();
                 match result {
-                    Ok(Ok(())) if over_quota => quota_outcome(state.file_quota, Some(0)),
+                    Ok(Ok(())) if over_quota => budget::quota_outcome(state.file_quota, Some(0)),
                     Ok(Ok(())) => (RunStatus::Ok, Some(0), String::new()),
                     Ok(Err(())) => (RunStatus::Error, Some(1), String::new()),
                     Err(e) if over_quota && e.downcast_ref::<I32Exit>().is_none() => {
-                        quota_outcome(state.file_quota, None)
+                        budget::quota_outcome(state.file_quota, None)
                     }
-                    Err(e) => classify_error(&e, Some(state)),
+                    Err(e) => budget::classify_error(&e, Some(state), Traps::Interpreter),
                 }
             }
         };
-        let truncated = stdout.truncated() || stderr.truncated();
-        // A cut stream is never `ok`; the cap is the cause when the guest stopped on its write.
-        let status = if truncated && !matches!(status, RunStatus::Timeout | RunStatus::MemoryLimit)
-        {
-            RunStatus::OutputLimit
-        } else {
-            status
-        };
-        let mut stderr_bytes = stderr.contents();
-        if !detail.is_empty() {
-            tracing::debug!(%detail, ?status, "sandboxed run stopped");
-        }
-        if status != RunStatus::Ok && !detail.is_empty() {
-            stderr_bytes.extend_from_slice(format!("\n[sandbox] {detail}\n").as_bytes());
-        }
-        let fetched = if files.fetch.is_empty() {
-            BTreeMap::new()
-        } else {
-            files::fetch(workdir.path(), &files.fetch, limits.output_bytes as u64)
-        };
-        Ok((
-            RawRun {
-                status,
-                exit_code,
-                stdout: stdout.contents(),
-                stderr: stderr_bytes,
-                duration_ms: started.elapsed().as_secs_f64() * 1e3,
-                truncated,
-            },
-            fetched,
+        Ok(conclude(
+            (status, exit_code, detail),
+            &stdout,
+            &stderr,
+            started,
+            workdir.path(),
+            files,
+            limits,
         ))
     }
 }
 
-fn quota_outcome(quota: u64, exit_code: Option<i32>) -> (RunStatus, Option<i32>, String) {
-    (
-        RunStatus::OutputLimit,
-        exit_code,
-        format!("file quota of {quota} bytes exceeded"),
-    )
+/// Refuses files that alone exceed the run's file quota.
+fn check_quota(files: &JobFiles, limits: &Limits) -> Result<()> {
+    if files.put_bytes() > limits.file_quota_bytes {
+        return Err(SandboxError::InvalidLimit {
+            field: "file_quota_bytes",
+            reason: format!(
+                "{} bytes of files exceed the file quota of {} bytes",
+                files.put_bytes(),
+                limits.file_quota_bytes
+            ),
+        });
+    }
+    Ok(())
 }
 
-/// Maps a failed call to a status: an exit, a limit, or a crash.
-fn classify_error(
-    e: &wasmtime::Error,
-    state: Option<&HostState>,
-) -> (RunStatus, Option<i32>, String) {
-    if let Some(exit) = e.downcast_ref::<I32Exit>() {
-        let status = if exit.0 == 0 {
-            RunStatus::Ok
-        } else {
-            RunStatus::Error
-        };
-        // A MemoryError that killed the program is a memory-limit verdict.
-        if exit.0 != 0 && state.is_some_and(|s| s.memory.hit) {
-            return (
-                RunStatus::MemoryLimit,
-                Some(exit.0),
-                "memory limit reached".into(),
-            );
-        }
-        return (status, Some(exit.0), String::new());
+/// Turns how a run ended into its raw result: a cut stream is never `ok`, a stopped run gets a
+/// `[sandbox] …` line on stderr, and the files asked for are fetched.
+pub(crate) fn conclude(
+    (status, exit_code, detail): (RunStatus, Option<i32>, String),
+    stdout: &CappedPipe,
+    stderr: &CappedPipe,
+    started: Instant,
+    workdir: &Path,
+    files: &JobFiles,
+    limits: &Limits,
+) -> (RawRun, BTreeMap<String, Vec<u8>>) {
+    let truncated = stdout.truncated() || stderr.truncated();
+    // A cut stream is never `ok`; the cap is the cause when the guest stopped on its write.
+    let status = if truncated && !matches!(status, RunStatus::Timeout | RunStatus::MemoryLimit) {
+        RunStatus::OutputLimit
+    } else {
+        status
+    };
+    let mut stderr_bytes = stderr.contents();
+    if !detail.is_empty() {
+        tracing::debug!(%detail, ?status, "sandboxed run stopped");
     }
-    if let Some(state) = state {
-        if state.cpu_exceeded {
-            return (RunStatus::Timeout, None, "time limit reached".into());
-        }
-        if state.quota_exceeded {
-            return quota_outcome(state.file_quota, None);
-        }
-        if state.memory.hit {
-            return (RunStatus::MemoryLimit, None, "memory limit reached".into());
-        }
+    if status != RunStatus::Ok && !detail.is_empty() {
+        stderr_bytes.extend_from_slice(format!("\n[sandbox] {detail}\n").as_bytes());
     }
-    let text = format!("{e:#}");
-    if text.contains(OUTPUT_LIMIT_MESSAGE) {
-        return (RunStatus::OutputLimit, None, "output limit reached".into());
-    }
+    let fetched = if files.fetch.is_empty() {
+        BTreeMap::new()
+    } else {
+        files::fetch(workdir, &files.fetch, limits.output_bytes as u64)
+    };
     (
-        RunStatus::Crash,
-        None,
-        format!("the interpreter trapped: {}", first_line(&text)),
+        RawRun {
+            status,
+            exit_code,
+            stdout: stdout.contents(),
+            stderr: stderr_bytes,
+            duration_ms: started.elapsed().as_secs_f64() * 1e3,
+            truncated,
+        },
+        fetched,
     )
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or("")
 }
 
 /// One run's raw outcome, before the harness report is taken out of stderr.
@@ -521,17 +601,31 @@ pub(crate) struct RawRun {
     pub truncated: bool,
 }
 
+impl RawRun {
+    /// The run result of a program that has no harness around it.
+    pub(crate) fn into_result(self) -> RunResult {
+        RunResult {
+            status: self.status,
+            exit_code: self.exit_code,
+            stdout: String::from_utf8_lossy(&self.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&self.stderr).into_owned(),
+            duration_ms: self.duration_ms,
+            truncated: self.truncated,
+        }
+    }
+}
+
 /// Everything a store owns on the host side.
 struct HostState {
     ctx: WasiCtx,
     table: ResourceTable,
-    memory: MemoryCap,
-    budget_ticks: u64,
-    ticks: u64,
-    cpu_exceeded: bool,
-    workdir: PathBuf,
-    file_quota: u64,
-    quota_exceeded: bool,
+    budget: Budget,
+}
+
+impl HasBudget for HostState {
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
+    }
 }
 
 impl WasiView for HostState {
@@ -541,51 +635,6 @@ impl WasiView for HostState {
             table: &mut self.table,
         }
     }
-}
-
-/// Refuses linear-memory growth past the cap and remembers that it did.
-struct MemoryCap {
-    max_bytes: usize,
-    hit: bool,
-}
-
-impl ResourceLimiter for MemoryCap {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > self.max_bytes {
-            self.hit = true;
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        Ok(desired <= 1 << 20)
-    }
-}
-
-/// Total size of the files under `dir` (errors count as zero: the guest may be mid-write).
-fn dir_size(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|entry| match entry.metadata() {
-            Ok(meta) if meta.is_dir() => dir_size(&entry.path()),
-            Ok(meta) => meta.len(),
-            Err(_) => 0,
-        })
-        .sum()
 }
 
 /// Advances the engine's epoch every [`TICK`] until the engine is dropped.
@@ -622,19 +671,4 @@ pub(crate) fn blocking_runtime() -> Result<&'static tokio::runtime::Runtime> {
             source,
         })?;
     Ok(RUNTIME.get_or_init(|| rt))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dir_size_counts_nested_files() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a"), [0u8; 10]).unwrap();
-        std::fs::create_dir(dir.path().join("sub")).unwrap();
-        std::fs::write(dir.path().join("sub/b"), [0u8; 7]).unwrap();
-        assert_eq!(dir_size(dir.path()), 17);
-        assert_eq!(dir_size(&dir.path().join("missing")), 0);
-    }
 }

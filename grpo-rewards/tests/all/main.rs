@@ -11,6 +11,8 @@ mod sandbox;
 #[cfg(feature = "sandbox")]
 mod sandbox_humaneval;
 #[cfg(feature = "sandbox")]
+mod sandbox_js;
+#[cfg(feature = "sandbox")]
 mod sandbox_throughput;
 #[cfg(feature = "service")]
 mod service;
