@@ -4,6 +4,8 @@
 //! below.)
 #![cfg_attr(feature = "sandbox", doc = include_str!("README.md"))]
 
+#[cfg(feature = "sandbox")]
+pub mod cc;
 pub mod error;
 pub mod extract;
 #[cfg(feature = "sandbox")]
