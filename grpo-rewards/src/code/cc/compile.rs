@@ -608,11 +608,11 @@ fn signal_note(signal: i32, limits: &CompileLimits) -> String {
             "[compiler] killed: file size limit of {} MiB exceeded",
             FILE_SIZE_LIMIT >> 20
         ),
-        libc::SIGSEGV | libc::SIGABRT | libc::SIGBUS => format!(
-            "[compiler] crashed (signal {signal}); the memory limit is {} MiB",
-            limits.memory_mb
+        // zig aborts when its clang child is killed by a limit; clang aborts when out of memory.
+        _ => format!(
+            "[compiler] stopped by signal {signal} (limits: {} s CPU, {} MiB memory)",
+            limits.cpu_s, limits.memory_mb
         ),
-        _ => format!("[compiler] killed by signal {signal}"),
     }
 }
 
