@@ -6,6 +6,8 @@
 
 #[cfg(feature = "sandbox")]
 mod budget;
+#[cfg(feature = "sandbox")]
+pub mod cc;
 pub mod error;
 pub mod extract;
 #[cfg(feature = "sandbox")]

@@ -1,7 +1,10 @@
-//! Integration tests of grpo-rewards: the math checker, the sandbox and the service.
+//! Integration tests of grpo-rewards: the math checker, the sandbox, C/C++
+//! compilation and the service.
 //!
 //! One test binary per crate (each topic a module), so the crate and its dependencies link once.
 
+#[cfg(feature = "sandbox")]
+mod cc;
 mod math;
 mod math_forms;
 mod math_fuzz;

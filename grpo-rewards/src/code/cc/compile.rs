@@ -1,0 +1,771 @@
+//! [`Compiler`]: one untrusted C or C++ source in, a wasm32-wasi command module (or the
+//! compiler's verdict) out.
+//!
+//! Each compile gets a fresh job directory holding only `main.c`/`main.cpp`; zig runs there
+//! (so messages name `main.cpp:3:5`, not a host path) under the confinement of
+//! [`confine`](super::confine), with a wall-clock limit that kills its whole process group.
+//! Results are cached by the hash of (language, flags, toolchain version, source).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::Semaphore;
+
+use super::cache::{self, DiskCache, Entry, Key, Lru};
+use super::confine::{self, ChildPlan, Confinement, Ruleset};
+use super::error::CcError;
+use super::toolchain::{BITS_STDCXX_H, Toolchain, ZIG_VERSION, elapsed_ms};
+
+/// The source language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CLang {
+    /// C (GNU C17).
+    C,
+    /// C++ (GNU C++20, no exceptions).
+    Cpp,
+}
+
+impl CLang {
+    fn source_name(self) -> &'static str {
+        match self {
+            CLang::C => "main.c",
+            CLang::Cpp => "main.cpp",
+        }
+    }
+
+    fn driver(self) -> &'static str {
+        match self {
+            CLang::C => "cc",
+            CLang::Cpp => "c++",
+        }
+    }
+
+    /// The flags every compile of this language gets (the cache key includes them).
+    ///
+    /// `-fno-exceptions`: zig 0.17.0's libc++ for wasm32-wasi has no exception runtime
+    /// (`throw` fails to link with `__cxa_throw` undefined, `-fwasm-exceptions` crashes the
+    /// backend), so C++ exceptions are not supported and `throw`/`try` are compile errors.
+    /// An 8 MiB stack (the wasm default is 64 KiB) lets deep recursion work; `-s` drops
+    /// debug sections (a hello world is 2.6 KB instead of 980 KB).
+    pub fn flags(self) -> &'static [&'static str] {
+        match self {
+            CLang::C => &[
+                "-target",
+                "wasm32-wasi",
+                "-O2",
+                "-std=gnu17",
+                "-fno-color-diagnostics",
+            ],
+            CLang::Cpp => &[
+                "-target",
+                "wasm32-wasi",
+                "-O2",
+                "-std=gnu++20",
+                "-fno-exceptions",
+                "-fno-color-diagnostics",
+            ],
+        }
+    }
+}
+
+/// Link flags, after the source.
+const LINK_FLAGS: [&str; 3] = ["-Wl,-z,stack-size=8388608", "-s", "-lm"];
+
+/// Limits on one compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileLimits {
+    /// CPU seconds per compiler process (`RLIMIT_CPU`).
+    pub cpu_s: u64,
+    /// Wall-clock milliseconds for the whole compile; then the process group is killed.
+    pub wall_ms: u64,
+    /// Address space per compiler process, in MiB (`RLIMIT_AS`).
+    pub memory_mb: u64,
+    /// Bytes kept of the compiler's messages (the rest is dropped, and marked).
+    pub output_bytes: usize,
+}
+
+impl Default for CompileLimits {
+    fn default() -> Self {
+        CompileLimits {
+            cpu_s: 10,
+            wall_ms: 20_000,
+            memory_mb: 2048,
+            output_bytes: 64 * 1024,
+        }
+    }
+}
+
+impl CompileLimits {
+    /// Checks the ranges: a compile needs at least a second, 512 MiB (clang's address space
+    /// is mostly reservations) and 1 KiB of messages.
+    pub fn validate(&self) -> Result<(), CcError> {
+        let bad = |field, reason: &str| {
+            Err(CcError::InvalidLimit {
+                field,
+                reason: reason.to_owned(),
+            })
+        };
+        if self.cpu_s == 0 || self.cpu_s > 3600 {
+            return bad("cpu_s", "must be 1..=3600");
+        }
+        if !(1000..=3_600_000).contains(&self.wall_ms) {
+            return bad("wall_ms", "must be 1000..=3600000");
+        }
+        if !(512..=65_536).contains(&self.memory_mb) {
+            return bad("memory_mb", "must be 512..=65536");
+        }
+        if self.output_bytes < 1024 {
+            return bad("output_bytes", "must be at least 1024");
+        }
+        Ok(())
+    }
+}
+
+/// The largest file a compile may write (`RLIMIT_FSIZE`): the module, objects, caches.
+const FILE_SIZE_LIMIT: u64 = 64 << 20;
+/// `RLIMIT_NOFILE` for the compiler.
+const OPEN_FILES: u64 = 1024;
+/// The return code of a compile stopped by the wall-clock limit (as `timeout(1)`).
+pub const TIMEOUT_CODE: i32 = 124;
+
+/// What a compile produced.
+#[derive(Debug, Clone)]
+pub enum Compiled {
+    /// A wasm32-wasi command module.
+    Module {
+        /// The module's bytes (`\0asm…`).
+        wasm: Arc<[u8]>,
+        /// It came from the cache.
+        cached: bool,
+        /// Milliseconds spent (0 on a cache hit).
+        compile_ms: u64,
+    },
+    /// The source did not compile: an error in it, the wall-clock limit (return code 124,
+    /// said in `stderr`) or a compiler killed by a limit (128 + the signal).
+    Failed {
+        /// The compiler's exit code.
+        return_code: i32,
+        /// Its messages, host paths replaced, capped.
+        stderr: String,
+        /// Milliseconds spent.
+        compile_ms: u64,
+    },
+}
+
+/// How a [`Compiler`] behaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompilerOptions {
+    /// Refuse to compile when Landlock is unavailable (the default): without it the compiler
+    /// can read any file this process can, and `#include` shows it.
+    pub require_filesystem_confinement: bool,
+    /// In-memory cache entries.
+    pub cache_entries: usize,
+    /// Also keep modules on disk under the toolchain (`wasm-cache/`).
+    pub disk_cache: bool,
+    /// Compiles at once (each is one or two processes of up to `memory_mb`).
+    pub max_parallel: usize,
+    /// Use the precompiled `<bits/stdc++.h>` when the warm-up built one.
+    pub use_pch: bool,
+}
+
+impl Default for CompilerOptions {
+    fn default() -> Self {
+        CompilerOptions {
+            require_filesystem_confinement: true,
+            cache_entries: 256,
+            disk_cache: false,
+            max_parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            use_pch: true,
+        }
+    }
+}
+
+/// Compiles C and C++ to wasm32-wasi with the pinned zig, confined. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Compiler {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    toolchain: Toolchain,
+    options: CompilerOptions,
+    version: String,
+    confinement: Confinement,
+    /// Why Landlock is unavailable, when it is.
+    unconfined_reason: Option<String>,
+    memory: Mutex<Lru>,
+    disk: Option<DiskCache>,
+    permits: Semaphore,
+    /// One lock per key being compiled, so a group of identical sources compiles once.
+    in_flight: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+static SHARED: OnceLock<Compiler> = OnceLock::new();
+
+impl Compiler {
+    /// A compiler for `toolchain` with default options; probes the confinement once.
+    pub fn new(toolchain: Toolchain) -> Compiler {
+        Compiler::with_options(toolchain, CompilerOptions::default())
+    }
+
+    /// A compiler with `options`.
+    pub fn with_options(toolchain: Toolchain, options: CompilerOptions) -> Compiler {
+        let probe = probe(&toolchain);
+        let disk = options
+            .disk_cache
+            .then(|| DiskCache::new(toolchain.root().join("wasm-cache")));
+        Compiler {
+            inner: Arc::new(Inner {
+                memory: Mutex::new(Lru::new(options.cache_entries)),
+                disk,
+                permits: Semaphore::new(options.max_parallel.max(1)),
+                in_flight: Mutex::new(HashMap::new()),
+                version: probe.version,
+                confinement: probe.confinement,
+                unconfined_reason: probe.unconfined_reason,
+                toolchain,
+                options,
+            }),
+        }
+    }
+
+    /// The process-wide compiler for the toolchain under the default cache directory
+    /// (located once; a missing toolchain is an error each time until it is installed).
+    pub fn shared() -> Result<Compiler, CcError> {
+        if let Some(compiler) = SHARED.get() {
+            return Ok(compiler.clone());
+        }
+        let compiler = Compiler::new(Toolchain::locate_default()?);
+        Ok(SHARED.get_or_init(|| compiler).clone())
+    }
+
+    /// `zig 0.17.0 (clang X.Y.Z)`.
+    pub fn version(&self) -> &str {
+        &self.inner.version
+    }
+
+    /// The confinement compiles run under.
+    pub fn confinement(&self) -> Confinement {
+        self.inner.confinement
+    }
+
+    /// The toolchain.
+    pub fn toolchain(&self) -> &Toolchain {
+        &self.inner.toolchain
+    }
+
+    /// Compiles `source`. A source that does not compile is `Ok(Compiled::Failed)`; `Err` is
+    /// only for faults on our side.
+    pub async fn compile(
+        &self,
+        lang: CLang,
+        source: &str,
+        limits: &CompileLimits,
+    ) -> Result<Compiled, CcError> {
+        limits.validate()?;
+        let inner = &self.inner;
+        if inner.options.require_filesystem_confinement && !inner.confinement.filesystem() {
+            return Err(CcError::Unconfined {
+                reason: inner
+                    .unconfined_reason
+                    .clone()
+                    .unwrap_or_else(|| "unknown".to_owned()),
+            });
+        }
+        let start = Instant::now();
+        let pch = self.pch_for(lang, source);
+        let pch_arg = pch.as_ref().map(|p| p.to_string_lossy().into_owned());
+        let key = cache::key(&[
+            format!("{lang:?}").as_bytes(),
+            lang.flags().join(" ").as_bytes(),
+            LINK_FLAGS.join(" ").as_bytes(),
+            pch_arg.as_deref().unwrap_or("").as_bytes(),
+            ZIG_VERSION.as_bytes(),
+            BITS_STDCXX_H.as_bytes(),
+            source.as_bytes(),
+        ]);
+        if let Some(hit) = self.lookup(&key) {
+            return Ok(hit);
+        }
+        let gate = {
+            let mut in_flight = lock(&inner.in_flight);
+            in_flight.entry(key).or_default().clone()
+        };
+        let result = {
+            let _same_source = gate.lock().await;
+            match self.lookup(&key) {
+                Some(hit) => Ok(hit),
+                None => {
+                    let _permit = inner.permits.acquire().await.map_err(|_| CcError::Spawn {
+                        path: inner.toolchain.zig(),
+                        source: std::io::Error::other("compiler shut down"),
+                    })?;
+                    self.compile_uncached(lang, source, pch.as_deref(), limits, start, &key)
+                        .await
+                }
+            }
+        };
+        let mut in_flight = lock(&inner.in_flight);
+        if Arc::strong_count(&gate) <= 2 {
+            in_flight.remove(&key);
+        }
+        result
+    }
+
+    /// The precompiled `<bits/stdc++.h>` to use for this source, if any.
+    fn pch_for(&self, lang: CLang, source: &str) -> Option<PathBuf> {
+        if lang != CLang::Cpp || !self.inner.options.use_pch || !source.contains("bits/stdc++.h") {
+            return None;
+        }
+        let pch = pch_path(&self.inner.toolchain);
+        pch.is_file().then_some(pch)
+    }
+
+    fn lookup(&self, key: &Key) -> Option<Compiled> {
+        let hit = lock(&self.inner.memory).get(key);
+        let hit = hit.or_else(|| {
+            let wasm = self.inner.disk.as_ref()?.get(key)?;
+            let entry = Entry::Module(wasm);
+            lock(&self.inner.memory).put(*key, entry.clone());
+            Some(entry)
+        })?;
+        Some(match hit {
+            Entry::Module(wasm) => Compiled::Module {
+                wasm,
+                cached: true,
+                compile_ms: 0,
+            },
+            Entry::Failed {
+                return_code,
+                stderr,
+            } => Compiled::Failed {
+                return_code,
+                stderr,
+                compile_ms: 0,
+            },
+        })
+    }
+
+    async fn compile_uncached(
+        &self,
+        lang: CLang,
+        source: &str,
+        pch: Option<&Path>,
+        limits: &CompileLimits,
+        start: Instant,
+        key: &Key,
+    ) -> Result<Compiled, CcError> {
+        let job = tempfile::Builder::new()
+            .prefix("grpo-cc-")
+            .tempdir()
+            .map_err(|e| CcError::io(std::env::temp_dir(), e))?;
+        let source_path = job.path().join(lang.source_name());
+        std::fs::write(&source_path, source).map_err(|e| CcError::io(&source_path, e))?;
+        let mut args: Vec<String> = vec![lang.driver().to_owned()];
+        args.extend(lang.flags().iter().map(|s| (*s).to_owned()));
+        if lang == CLang::Cpp {
+            args.push(format!(
+                "-I{}",
+                self.inner.toolchain.include_dir().display()
+            ));
+        }
+        if let Some(pch) = pch {
+            args.push("-include-pch".to_owned());
+            args.push(pch.display().to_string());
+        }
+        args.extend(["-o".to_owned(), "main.wasm".to_owned()]);
+        args.push(lang.source_name().to_owned());
+        args.extend(LINK_FLAGS.iter().map(|s| (*s).to_owned()));
+        let outcome = self.run_zig(&args, job.path(), limits).await?;
+        let compile_ms = elapsed_ms(start);
+        let stderr = self.clean_messages(&outcome, job.path());
+        let wasm_path = job.path().join("main.wasm");
+        if outcome.exit == Exit::Code(0) {
+            let wasm = std::fs::read(&wasm_path).map_err(|e| CcError::io(&wasm_path, e))?;
+            if !wasm.starts_with(b"\0asm") {
+                return Ok(Compiled::Failed {
+                    return_code: 1,
+                    stderr: format!("{stderr}[compiler] the output is not a wasm module\n"),
+                    compile_ms,
+                });
+            }
+            let wasm: Arc<[u8]> = wasm.into();
+            lock(&self.inner.memory).put(*key, Entry::Module(wasm.clone()));
+            if let Some(disk) = &self.inner.disk {
+                disk.put(key, &wasm);
+            }
+            tracing::debug!(?lang, compile_ms, bytes = wasm.len(), "compiled");
+            return Ok(Compiled::Module {
+                wasm,
+                cached: false,
+                compile_ms,
+            });
+        }
+        let (return_code, note) = match outcome.exit {
+            Exit::Code(code) => (code, None),
+            Exit::Signal(signal) => (128 + signal, Some(signal_note(signal, limits))),
+            Exit::WallTimeout => (
+                TIMEOUT_CODE,
+                Some(format!(
+                    "[compiler] stopped: wall-clock limit of {} ms exceeded",
+                    limits.wall_ms
+                )),
+            ),
+        };
+        // An ordinary error exit is the source's own verdict and repeats; a limit may not.
+        if note.is_none() && !outcome.truncated {
+            lock(&self.inner.memory).put(
+                *key,
+                Entry::Failed {
+                    return_code,
+                    stderr: stderr.clone(),
+                },
+            );
+        }
+        let stderr = match note {
+            Some(note) => format!("{stderr}{note}\n"),
+            None => stderr,
+        };
+        tracing::debug!(?lang, compile_ms, return_code, "compile failed");
+        Ok(Compiled::Failed {
+            return_code,
+            stderr,
+            compile_ms,
+        })
+    }
+
+    /// The compiler's messages: lossy UTF-8, host paths replaced, truncation marked.
+    pub(super) fn clean_messages(&self, outcome: &Outcome, job: &Path) -> String {
+        let mut text = String::from_utf8_lossy(&outcome.stderr).into_owned();
+        if !outcome.stdout.is_empty() {
+            text.push_str(&String::from_utf8_lossy(&outcome.stdout));
+        }
+        let job = job.to_string_lossy();
+        let root = self.inner.toolchain.root().to_string_lossy();
+        text = text
+            .replace(&format!("{job}/"), "")
+            .replace(job.as_ref(), ".");
+        text = text.replace(root.as_ref(), "<toolchain>");
+        if outcome.truncated {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str("[compiler] messages truncated\n");
+        }
+        text
+    }
+
+    /// Runs zig with `args` in `job`, confined, under `limits`.
+    pub(super) async fn run_zig(
+        &self,
+        args: &[String],
+        job: &Path,
+        limits: &CompileLimits,
+    ) -> Result<Outcome, CcError> {
+        let inner = &self.inner;
+        let zig = inner.toolchain.zig();
+        let spawn_error = |source| CcError::Spawn {
+            path: zig.clone(),
+            source,
+        };
+        let ruleset = match inner.confinement.landlock_abi {
+            Some(abi) => Some(
+                job_ruleset(&inner.toolchain, abi, job, !inner.confinement.net_ns)
+                    .map_err(spawn_error)?,
+            ),
+            None => None,
+        };
+        let plan = ChildPlan {
+            parent: std::process::id() as libc::pid_t,
+            cpu_s: limits.cpu_s,
+            address_space: limits.memory_mb.saturating_mul(1 << 20),
+            file_size: FILE_SIZE_LIMIT,
+            open_files: OPEN_FILES,
+            unshare: inner.confinement.user_ns,
+            ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
+        };
+        let mut command = tokio::process::Command::new(&zig);
+        command
+            .args(args)
+            .current_dir(job)
+            .env_clear()
+            .env("ZIG_GLOBAL_CACHE_DIR", inner.toolchain.global_cache_dir())
+            .env("ZIG_LOCAL_CACHE_DIR", job.join("zig-cache"))
+            .env("TMPDIR", job)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
+        unsafe {
+            command.pre_exec(move || confine::enter(&plan));
+        }
+        let mut child = command.spawn().map_err(spawn_error)?;
+        drop(ruleset);
+        let _group = child.id().map(KillGroup);
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let cap = limits.output_bytes;
+        let run = async {
+            let (status, out, err) = tokio::join!(
+                child.wait(),
+                read_capped(stdout, cap),
+                read_capped(stderr, cap)
+            );
+            (status, out, err)
+        };
+        match tokio::time::timeout(Duration::from_millis(limits.wall_ms), run).await {
+            Ok((status, (stdout, out_cut), (stderr, err_cut))) => {
+                let status = status.map_err(spawn_error)?;
+                let exit = match (status.code(), status.signal()) {
+                    (Some(code), _) => Exit::Code(code),
+                    (None, Some(signal)) => Exit::Signal(signal),
+                    (None, None) => Exit::Code(-1),
+                };
+                Ok(Outcome {
+                    exit,
+                    stdout,
+                    stderr,
+                    truncated: out_cut || err_cut,
+                })
+            }
+            Err(_) => Ok(Outcome {
+                exit: Exit::WallTimeout,
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                truncated: false,
+            }),
+        }
+    }
+}
+
+use std::os::unix::process::ExitStatusExt;
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Where the warm-up puts the precompiled `<bits/stdc++.h>` (named by the flags it needs).
+pub(crate) fn pch_path(toolchain: &Toolchain) -> PathBuf {
+    let key = cache::key(&[
+        CLang::Cpp.flags().join(" ").as_bytes(),
+        BITS_STDCXX_H.as_bytes(),
+    ]);
+    toolchain
+        .pch_dir()
+        .join(format!("stdc++-{}.pch", &super::toolchain::hex(&key)[..16]))
+}
+
+/// The rules for one job: the toolchain read-only, zig's global cache and the job read-write.
+pub(crate) fn job_ruleset(
+    toolchain: &Toolchain,
+    abi: u32,
+    job: &Path,
+    deny_tcp: bool,
+) -> std::io::Result<Ruleset> {
+    Ruleset::new(
+        abi,
+        &[toolchain.root()],
+        &[&toolchain.global_cache_dir(), job],
+        deny_tcp,
+    )
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Exit {
+    Code(i32),
+    Signal(i32),
+    WallTimeout,
+}
+
+#[derive(Debug)]
+pub(super) struct Outcome {
+    pub(super) exit: Exit,
+    pub(super) stdout: Vec<u8>,
+    pub(super) stderr: Vec<u8>,
+    pub(super) truncated: bool,
+}
+
+fn signal_note(signal: i32, limits: &CompileLimits) -> String {
+    match signal {
+        libc::SIGXCPU => format!(
+            "[compiler] killed: CPU time limit of {} s exceeded",
+            limits.cpu_s
+        ),
+        libc::SIGKILL => format!(
+            "[compiler] killed (CPU time limit of {} s, or memory)",
+            limits.cpu_s
+        ),
+        libc::SIGXFSZ => format!(
+            "[compiler] killed: file size limit of {} MiB exceeded",
+            FILE_SIZE_LIMIT >> 20
+        ),
+        // zig aborts when its clang child is killed by a limit; clang aborts when out of memory.
+        _ => format!(
+            "[compiler] stopped by signal {signal} (limits: {} s CPU, {} MiB memory)",
+            limits.cpu_s, limits.memory_mb
+        ),
+    }
+}
+
+/// Reads everything, keeping the first `cap` bytes; true when more came.
+async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec<u8>, bool) {
+    let Some(mut stream) = stream else {
+        return (Vec::new(), false);
+    };
+    let mut kept = Vec::new();
+    let mut truncated = false;
+    let mut buf = [0u8; 8192];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(kept.len());
+                if n > room {
+                    truncated = true;
+                }
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    (kept, truncated)
+}
+
+/// Kills the compiler's process group (zig and the clang it starts) when dropped.
+struct KillGroup(u32);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        if let Ok(pgid) = libc::pid_t::try_from(self.0) {
+            // SAFETY: signals the group this compile created; ESRCH when it is gone.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// What probing found: the version and the confinement that works here.
+struct Probe {
+    version: String,
+    confinement: Confinement,
+    unconfined_reason: Option<String>,
+}
+
+/// Runs `zig cc --version` under the strongest confinement the kernel allows, stepping down
+/// (no namespaces, then no Landlock) with a warning at each refusal.
+fn probe(toolchain: &Toolchain) -> Probe {
+    let abi = confine::landlock_abi();
+    let mut unconfined_reason = abi.is_none().then(|| "Landlock is not enabled".to_owned());
+    let attempts = [(true, abi), (false, abi), (false, None)];
+    for (unshare, abi) in attempts {
+        match probe_once(toolchain, unshare, abi) {
+            Ok(clang) => {
+                let confinement = Confinement {
+                    user_ns: unshare,
+                    net_ns: unshare,
+                    landlock_abi: abi,
+                    landlock_net: !unshare && abi.is_some_and(|a| a >= 4),
+                    rlimits: true,
+                };
+                if abi.is_none() {
+                    tracing::warn!(
+                        "the C/C++ compiler has no filesystem confinement (no Landlock)"
+                    );
+                }
+                if !unshare && abi.is_some() {
+                    tracing::warn!(
+                        landlock_net = confinement.landlock_net,
+                        "no user/network namespace for the C/C++ compiler; Landlock's TCP rules \
+                         stand in for the network namespace (UDP is not covered)"
+                    );
+                }
+                let version = match clang {
+                    Some(clang) => format!("zig {ZIG_VERSION} (clang {clang})"),
+                    None => format!("zig {ZIG_VERSION}"),
+                };
+                return Probe {
+                    version,
+                    confinement,
+                    unconfined_reason,
+                };
+            }
+            Err(e) => {
+                tracing::warn!(unshare, ?abi, error = %e, "confining the compiler failed; trying less");
+                if abi.is_some() {
+                    unconfined_reason = Some(e.to_string());
+                }
+            }
+        }
+    }
+    Probe {
+        version: format!("zig {ZIG_VERSION}"),
+        confinement: Confinement {
+            user_ns: false,
+            net_ns: false,
+            landlock_abi: None,
+            landlock_net: false,
+            rlimits: true,
+        },
+        unconfined_reason,
+    }
+}
+
+/// One probe: the clang version zig reports, under this confinement.
+fn probe_once(
+    toolchain: &Toolchain,
+    unshare: bool,
+    abi: Option<u32>,
+) -> std::io::Result<Option<String>> {
+    use std::os::unix::process::CommandExt;
+    let job = tempfile::Builder::new()
+        .prefix("grpo-cc-probe-")
+        .tempdir()?;
+    let ruleset = match abi {
+        Some(abi) => Some(job_ruleset(toolchain, abi, job.path(), !unshare)?),
+        None => None,
+    };
+    let plan = ChildPlan {
+        parent: std::process::id() as libc::pid_t,
+        cpu_s: 10,
+        address_space: 2048 << 20,
+        file_size: FILE_SIZE_LIMIT,
+        open_files: OPEN_FILES,
+        unshare,
+        ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
+    };
+    let mut command = std::process::Command::new(toolchain.zig());
+    command
+        .args(["cc", "--version"])
+        .current_dir(job.path())
+        .env_clear()
+        .env("ZIG_GLOBAL_CACHE_DIR", toolchain.global_cache_dir())
+        .env("ZIG_LOCAL_CACHE_DIR", job.path().join("zig-cache"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
+    unsafe {
+        command.pre_exec(move || confine::enter(&plan));
+    }
+    let output = command.output()?;
+    if !output.status.success() {
+        return Err(std::io::Error::other(format!(
+            "`zig cc --version` exited with {}",
+            output.status
+        )));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    Ok(text
+        .split_whitespace()
+        .skip_while(|w| *w != "version")
+        .nth(1)
+        .map(str::to_owned))
+}
