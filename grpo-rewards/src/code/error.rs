@@ -29,6 +29,11 @@ pub enum SandboxError {
         /// Why it is invalid.
         reason: String,
     },
+    /// The C/C++ toolchain is missing or could not compile on our side (never the program's
+    /// own compile error: that is a failed [`CompileStep`](super::languages::CompileStep)).
+    #[cfg(feature = "sandbox")]
+    #[error("{0}")]
+    Toolchain(#[from] super::cc::CcError),
     /// A code task cannot be run as given.
     #[error("task {task_id}: {reason}")]
     Task {

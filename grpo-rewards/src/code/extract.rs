@@ -9,7 +9,7 @@
 //! `print(1)`). A fence left open at the end (a generation cut by the token limit) counts as
 //! closed by the end of the text.
 
-use grpo_tasks::{CodeMode, CodeTask, CodeTests};
+use grpo_tasks::{CodeMode, CodeTask, CodeTests, Language};
 
 /// A block found between fences.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,12 +61,48 @@ fn find_closing_fence(text: &str) -> Option<(usize, usize)> {
 }
 
 fn is_python_tag(tag: &str) -> bool {
+    is_tag_of(tag, Language::Python)
+}
+
+/// Whether a fence's info string names `language` (`cpp`, `c++`, `cc`, `cxx` for C++; `js`,
+/// `javascript`, `node`, `nodejs` for JavaScript; `ts`, `typescript`; `c`; `python`, `py`).
+fn is_tag_of(tag: &str, language: Language) -> bool {
     let tag = tag
         .split_whitespace()
         .next()
         .unwrap_or("")
         .to_ascii_lowercase();
-    matches!(tag.as_str(), "python" | "py" | "python3")
+    match language {
+        Language::Python => matches!(tag.as_str(), "python" | "py" | "python3"),
+        Language::C => tag == "c",
+        Language::Cpp => matches!(tag.as_str(), "cpp" | "c++" | "cc" | "cxx"),
+        Language::Javascript => matches!(tag.as_str(), "javascript" | "js" | "node" | "nodejs"),
+        Language::Typescript => matches!(tag.as_str(), "typescript" | "ts"),
+    }
+}
+
+/// [`fenced_code`] for a language: the last block tagged with it, else the last untagged one.
+pub fn fenced_code_in(completion: &str, language: Language) -> Option<&str> {
+    let blocks = fenced_blocks(completion);
+    blocks
+        .iter()
+        .rev()
+        .find(|b| is_tag_of(b.tag, language))
+        .or_else(|| blocks.iter().rev().find(|b| b.tag.is_empty()))
+        .map(|b| b.body)
+}
+
+/// [`extract_code`] for a language's fences.
+pub fn extract_code_in(completion: &str, language: Language) -> std::borrow::Cow<'_, str> {
+    match answer_block(completion) {
+        Some(answer) => match fenced_code_in(answer, language) {
+            Some(code) => code.into(),
+            None => dedent(answer).into(),
+        },
+        None => fenced_code_in(completion, language)
+            .unwrap_or(completion)
+            .into(),
+    }
 }
 
 /// The code of a completion: the last fenced Python block, else the last untagged fenced
@@ -144,6 +180,12 @@ pub fn entry_point(task: &CodeTask) -> Option<&str> {
 ///   except when the completion has a fenced block that defines the entry point itself: then
 ///   the prompt's import lines followed by that block (models often restate the function).
 pub fn program_for(task: &CodeTask, completion: &str) -> String {
+    if task.language != Language::Python {
+        return match task.mode {
+            CodeMode::Full => extract_code_in(completion, task.language).into_owned(),
+            CodeMode::Prefix => format!("{}{}", task.prompt, completion),
+        };
+    }
     match task.mode {
         CodeMode::Full => extract_code(completion).into_owned(),
         CodeMode::Prefix => {

@@ -16,6 +16,8 @@ pub mod files;
 pub mod harness;
 #[cfg(feature = "sandbox")]
 mod js;
+#[cfg(feature = "sandbox")]
+pub mod languages;
 pub mod limits;
 #[cfg(feature = "sandbox")]
 mod module;

@@ -1,10 +1,13 @@
 //! The code reward: run each completion's program against its task's tests in the sandbox.
 
 use futures::future::BoxFuture;
-use grpo_tasks::{CodeTask, CodeTests, StdioCase, Task};
+use grpo_tasks::{CodeTask, CodeTests, Language, StdioCase, Task};
 
+use super::cc::CompileLimits;
 use super::extract::program_for;
+use super::files::JobFiles;
 use super::harness::{self, Report};
+use super::languages::CompileStep;
 use super::limits::{Credit, LimitCaps, Limits};
 use super::sandbox::Sandbox;
 use crate::error::{Result, RewardError};
@@ -85,6 +88,9 @@ impl CodeReward {
     }
 
     async fn score_code(&self, task: &CodeTask, completions: &[String]) -> Result<Vec<Score>> {
+        if task.language != Language::Python {
+            return self.score_stdio_source(task, completions).await;
+        }
         let limits = self.limits_for(task);
         // Each distinct program runs once; `slot[i]` is completion i's program.
         let mut programs: Vec<String> = Vec::new();
@@ -149,6 +155,104 @@ impl CodeReward {
             scores.push(self.judge(outcomes));
         }
         Ok(slot.into_iter().map(|k| scores[k].clone()).collect())
+    }
+
+    /// Scores completions in a language other than Python: stdio tests only, each case a run
+    /// of the program (compiled once: the compiler and module caches hold it).
+    async fn score_stdio_source(
+        &self,
+        task: &CodeTask,
+        completions: &[String],
+    ) -> Result<Vec<Score>> {
+        let CodeTests::Stdio(tests) = &task.tests else {
+            return Err(RewardError::fault(
+                &task.id,
+                format!(
+                    "{} tasks take stdio tests only; assert and call tests are Python's",
+                    task.language
+                ),
+            ));
+        };
+        let limits = self.limits_for(task);
+        let compile = CompileLimits::default();
+        let mut scores: Vec<(String, Score)> = Vec::new();
+        let mut out = Vec::with_capacity(completions.len());
+        for completion in completions {
+            let program = program_for(task, completion);
+            if let Some((_, score)) = scores.iter().find(|(p, _)| *p == program) {
+                out.push(score.clone());
+                continue;
+            }
+            let mut outcomes = Vec::with_capacity(tests.cases.len());
+            let runs: Vec<_> = tests
+                .cases
+                .iter()
+                .map(|case| {
+                    let sandbox = self.sandbox.clone();
+                    let (limits, compile) = (limits.clone(), compile.clone());
+                    let (program, stdin) = (program.clone(), case.stdin.clone());
+                    let language = task.language;
+                    tokio::spawn(async move {
+                        sandbox
+                            .run_source(
+                                language,
+                                &program,
+                                stdin.as_bytes(),
+                                &limits,
+                                &compile,
+                                &JobFiles::default(),
+                            )
+                            .await
+                    })
+                })
+                .collect();
+            for (index, handle) in runs.into_iter().enumerate() {
+                let source_run = match handle.await {
+                    Ok(Ok(run)) => run,
+                    Ok(Err(e)) => {
+                        return Err(RewardError::fault(
+                            &task.id,
+                            format!("the sandbox failed: {e}"),
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(RewardError::fault(
+                            &task.id,
+                            format!("run task failed: {e}"),
+                        ));
+                    }
+                };
+                let run = match (source_run.run, source_run.compile) {
+                    (Some(run), _) => run,
+                    (None, compile) => {
+                        let step = compile.unwrap_or_else(|| CompileStep {
+                            return_code: 1,
+                            stderr: String::new(),
+                            duration_ms: 0.0,
+                            cached: false,
+                            timed_out: false,
+                        });
+                        RunResult {
+                            status: if step.timed_out {
+                                RunStatus::Timeout
+                            } else {
+                                RunStatus::Error
+                            },
+                            exit_code: Some(step.return_code),
+                            stdout: String::new(),
+                            stderr: format!("compile error:\n{}", step.stderr),
+                            duration_ms: step.duration_ms,
+                            truncated: false,
+                        }
+                    }
+                };
+                outcomes.extend(case_outcomes(task, index, &run, None, index));
+            }
+            let score = self.judge(outcomes);
+            scores.push((program, score.clone()));
+            out.push(score);
+        }
+        Ok(out)
     }
 
     fn judge(&self, outcomes: Vec<TestOutcome>) -> Score {

@@ -74,6 +74,10 @@ struct Inner {
     cache_dir: Option<PathBuf>,
     /// QuickJS-NG, compiled and linked on first use, and its version.
     quickjs: tokio::sync::OnceCell<(wasmtime::InstancePre<P1State>, String)>,
+    /// Linked C and C++ modules by hash.
+    modules: super::languages::ModuleCache,
+    /// The C/C++ compiler, when one was set; else the process-wide one.
+    compiler: OnceLock<super::cc::Compiler>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -138,6 +142,8 @@ impl Sandbox {
                 p1_linker,
                 cache_dir: options.engine.cache_dir.clone(),
                 quickjs: tokio::sync::OnceCell::new(),
+                modules: Default::default(),
+                compiler: OnceLock::new(),
             }),
         })
     }
@@ -349,6 +355,20 @@ impl Sandbox {
                 reason: format!("compiling the module: {e:#}"),
             })?;
         module::prepare(&self.inner.p1_linker, &compiled)
+    }
+
+    pub(crate) fn modules(&self) -> &super::languages::ModuleCache {
+        &self.inner.modules
+    }
+
+    /// Uses `compiler` for C and C++ (instead of the process-wide one). Only the first call
+    /// on a sandbox (or its clones) takes effect; returns whether this one did.
+    pub fn with_compiler(&self, compiler: super::cc::Compiler) -> bool {
+        self.inner.compiler.set(compiler).is_ok()
+    }
+
+    pub(crate) fn configured_compiler(&self) -> Option<super::cc::Compiler> {
+        self.inner.compiler.get().cloned()
     }
 
     async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {

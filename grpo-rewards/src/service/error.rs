@@ -26,7 +26,9 @@ pub enum ApiError {
         reason: String,
     },
     /// A language other than Python was asked for (422).
-    #[error("language {language:?} is not supported by this server; only \"python\" is")]
+    #[error(
+        "language {language:?} is not supported by this server; it runs \"python\", \"cpp\", \"c\", \"nodejs\" and \"typescript\""
+    )]
     UnsupportedLanguage {
         /// The language asked for.
         language: String,

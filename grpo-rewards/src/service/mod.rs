@@ -3,7 +3,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `POST /run_code` | SandboxFusion's request and response shapes ([`run_code`]); Python only |
+//! | `POST /run_code` | SandboxFusion's request and response shapes ([`run_code`]): Python, C, C++, JavaScript, TypeScript |
 //! | `GET /v1/ping` | `"pong"` (SandboxFusion's health check) |
 //! | `POST /v1/score` | one task + a group of completions → one scored result each ([`score`]) |
 //! | `GET /healthz` | 200 while the process serves |
@@ -60,8 +60,6 @@ use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -422,20 +420,36 @@ async fn admit(state: &ServiceState, wait: Duration) -> Result<admission::Admitt
 async fn languages_handler(
     State(state): State<AppState>,
 ) -> Result<axum::Json<serde_json::Value>, ApiError> {
-    let version = state.sandbox.python_version().await.map_err(|e| {
+    let languages = state.sandbox.languages().await.map_err(|e| {
         tracing::error!(error = %e, "sandbox failure on /v1/languages");
         ApiError::SandboxFault {
             reason: e.to_string(),
         }
     })?;
-    Ok(axum::Json(serde_json::json!({
-        "languages": [{
-            "language": "python",
-            "version": version,
-            "compiled": false,
-            "runtime": "CPython for WASI in wasmtime",
-        }]
-    })))
+    let listed: Vec<serde_json::Value> = languages
+        .into_iter()
+        .filter_map(|(language, version)| {
+            let version = version?;
+            let (name, runtime) = match language {
+                grpo_tasks::Language::Python => ("python", "CPython for WASI in wasmtime"),
+                grpo_tasks::Language::Javascript => {
+                    ("nodejs", "QuickJS-NG for WASI in wasmtime, Node.js prelude")
+                }
+                grpo_tasks::Language::Typescript => {
+                    ("typescript", "types stripped, then as nodejs")
+                }
+                grpo_tasks::Language::C => ("c", "zig cc to wasm32-wasi, run in wasmtime"),
+                grpo_tasks::Language::Cpp => ("cpp", "zig c++ to wasm32-wasi, run in wasmtime"),
+            };
+            Some(serde_json::json!({
+                "language": name,
+                "version": version,
+                "compiled": language.is_compiled(),
+                "runtime": runtime,
+            }))
+        })
+        .collect();
+    Ok(axum::Json(serde_json::json!({ "languages": listed })))
 }
 
 async fn run_code_handler(
@@ -459,19 +473,14 @@ async fn run_code_handler(
     let started = Instant::now();
     let stdin = request.stdin.as_deref().unwrap_or("").as_bytes();
     let executor = state.config.executor.clone();
+    let language = request.language()?;
+    let compile = request.compile_limits(state.config.max_run_timeout_s);
     let outcome = state
         .sandbox
-        .run_with_files(&request.code, stdin, &limits, &files)
+        .run_source(language, &request.code, stdin, &limits, &compile, &files)
         .await;
     let response = match outcome {
-        Ok((run, fetched)) => {
-            let mut response = RunCodeResponse::from_run(run, executor);
-            response.files = fetched
-                .into_iter()
-                .map(|(path, bytes)| (path, BASE64.encode(bytes)))
-                .collect();
-            response
-        }
+        Ok(run) => RunCodeResponse::from_source(run, executor),
         Err(e) => {
             tracing::error!(error = %e, "sandbox failure on /run_code");
             RunCodeResponse::sandbox_error(format!("sandbox failure: {e}"), executor)

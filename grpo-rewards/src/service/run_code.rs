@@ -5,11 +5,18 @@
 //! - every execution outcome answers HTTP 200; `status` is `Success` (exit code 0),
 //!   `Failed` (non-zero exit, time limit, memory or output limit, crash of the program) or
 //!   `SandboxError` (a fault on our side: the only status clients retry);
-//! - `compile_result` is null for Python; `run_result.status` is `Finished` or
-//!   `TimeLimitExceeded`; `execution_time` is in seconds; `stdout`/`stderr` are always strings;
+//! - languages: `python` (the default), `cpp`, `nodejs`, `typescript`, and `c` as our
+//!   extension (`javascript`, `js`, `ts`, `c++` also accepted); SandboxFusion's others are a 422
+//!   that lists what this server runs;
+//! - `compile_result` is null for interpreted languages; for C and C++ it is the compiler's
+//!   command result, and a compile error answers `Failed` with `compile_result` `Finished`,
+//!   its non-zero return code and the compiler's stderr, and `run_result: null`;
+//! - `run_result.status` is `Finished` or `TimeLimitExceeded`; `execution_time` is in
+//!   seconds; `stdout`/`stderr` are always strings, returned raw (never stripped);
 //! - limits the program hit without an exit code report the code of a killed process: `-9`
-//!   (memory, output), `-11` (the interpreter trapped);
-//! - a missing `language` means Python; every other language is a 422.
+//!   (memory, output), `-11` (the interpreter trapped); a C or C++ program's `abort()` or
+//!   failed `assert` is `-6`, a memory fault `-11`, as from a native process;
+//! - `compile_timeout` and `run_timeout` may be integers or floats.
 //!
 //! `files` (path → base64, null values skipped) are written into the run's own directory (the
 //! program's `/tmp` and current directory) before it starts, and `fetch_files` are read back
@@ -24,11 +31,14 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
 use crate::code::Limits;
+use crate::code::cc::CompileLimits;
 use crate::code::files::{JobFiles, JobPath};
+use crate::code::languages::SourceRun;
 use crate::code::limits::MIN_MEMORY_MB;
 use crate::result::{RunResult, RunStatus};
+use grpo_tasks::Language;
 
-/// SandboxFusion's languages; all but `python` are refused with a clear 422.
+/// SandboxFusion's languages; those this server does not run are refused with a clear 422.
 pub const SANDBOX_FUSION_LANGUAGES: [&str; 29] = [
     "python",
     "cpp",
@@ -72,7 +82,7 @@ pub struct RunCodeRequest {
     /// Bytes fed to stdin.
     #[serde(default)]
     pub stdin: Option<String>,
-    /// Compile timeout in seconds (unused for Python; validated).
+    /// Compile timeout in seconds (C and C++; validated for every language).
     #[serde(default = "default_timeout")]
     pub compile_timeout: f64,
     /// Run timeout in seconds (wall clock).
@@ -195,12 +205,7 @@ impl RunCodeRequest {
         max_run_timeout_s: f64,
         max_memory_mb: u64,
     ) -> Result<Limits, ApiError> {
-        let language = self.language.as_deref().unwrap_or("python");
-        if language != "python" {
-            return Err(ApiError::UnsupportedLanguage {
-                language: language.to_owned(),
-            });
-        }
+        self.language()?;
         for (field, value) in [
             ("run_timeout", self.run_timeout),
             ("compile_timeout", self.compile_timeout),
@@ -229,6 +234,25 @@ impl RunCodeRequest {
             memory_mb,
             ..defaults.clone()
         })
+    }
+
+    /// The language asked for (`python` when absent).
+    pub fn language(&self) -> Result<Language, ApiError> {
+        let name = self.language.as_deref().unwrap_or("python");
+        Language::parse(name).ok_or_else(|| ApiError::UnsupportedLanguage {
+            language: name.to_owned(),
+        })
+    }
+
+    /// The compile limits: `compile_timeout` as the compiler's wall clock (capped at
+    /// `max_compile_timeout_s`) and CPU time.
+    pub fn compile_limits(&self, max_compile_timeout_s: f64) -> CompileLimits {
+        let seconds = self.compile_timeout.min(max_compile_timeout_s).max(0.001);
+        CompileLimits {
+            cpu_s: seconds.ceil() as u64,
+            wall_ms: (seconds * 1000.0).ceil() as u64,
+            ..CompileLimits::default()
+        }
     }
 
     /// How long the request may wait for admission: at least its own run timeout.
@@ -280,7 +304,7 @@ impl RunCodeResponse {
                 RunCodeStatus::Failed,
                 CommandRunStatus::Finished,
                 Some(run.exit_code.filter(|&c| c != 0).unwrap_or(-11)),
-                "the interpreter trapped".into(),
+                "the program crashed".into(),
             ),
         };
         RunCodeResponse {
@@ -297,6 +321,44 @@ impl RunCodeResponse {
             executor_pod_name: executor,
             files: BTreeMap::new(),
         }
+    }
+
+    /// The answer for a program in any language: a compile error is `Failed` with the
+    /// compiler's result and no run.
+    pub fn from_source(run: SourceRun, executor: Option<String>) -> Self {
+        let compile_result = run.compile.as_ref().map(|step| CommandRunResult {
+            status: if step.timed_out {
+                CommandRunStatus::TimeLimitExceeded
+            } else {
+                CommandRunStatus::Finished
+            },
+            execution_time: Some(step.duration_ms / 1000.0),
+            return_code: if step.timed_out {
+                None
+            } else {
+                Some(step.return_code)
+            },
+            stdout: String::new(),
+            stderr: step.stderr.clone(),
+        });
+        let mut response = match run.run {
+            Some(result) => RunCodeResponse::from_run(result, executor),
+            None => RunCodeResponse {
+                status: RunCodeStatus::Failed,
+                message: "compilation failed".into(),
+                compile_result: None,
+                run_result: None,
+                executor_pod_name: executor,
+                files: BTreeMap::new(),
+            },
+        };
+        response.compile_result = compile_result;
+        response.files = run
+            .files
+            .into_iter()
+            .map(|(path, bytes)| (path, BASE64.encode(bytes)))
+            .collect();
+        response
     }
 
     /// The answer when the sandbox itself failed.

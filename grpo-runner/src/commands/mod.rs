@@ -9,7 +9,7 @@ use clap::Subcommand;
 
 pub mod check_math;
 pub mod eval;
-pub mod run_python;
+pub mod run_code;
 pub mod sample;
 pub mod score;
 pub mod serve;
@@ -29,8 +29,9 @@ pub enum Command {
     CheckMath(check_math::Args),
     /// Score JSONL completions against a task pack.
     Score(score::Args),
-    /// Run one Python program in the sandbox.
-    RunPython(run_python::Args),
+    /// Run one program (Python, C, C++, JavaScript, TypeScript) in the sandbox.
+    #[command(alias = "run-python")]
+    RunCode(run_code::Args),
     /// Task-pack authoring tools.
     Tasks(tasks::Args),
     /// Serve the verifiers over HTTP.
@@ -46,7 +47,7 @@ impl Command {
             Command::Sample(args) => args.execute(),
             Command::CheckMath(args) => args.execute(),
             Command::Score(args) => args.execute(),
-            Command::RunPython(args) => args.execute(),
+            Command::RunCode(args) => args.execute(),
             Command::Tasks(args) => args.execute(),
             Command::Serve(args) => args.execute(),
         }
