@@ -96,6 +96,12 @@ impl Task {
                 }
             }
             Task::Code(t) => {
+                need(
+                    t.language == crate::task::Language::Python
+                        || matches!(t.tests, CodeTests::Stdio(_)),
+                    "tests.type",
+                    "must be \"stdio\" for a language other than Python (assert and call tests run Python)",
+                );
                 match &t.tests {
                     CodeTests::Assert(a) => {
                         need(!a.code.trim().is_empty(), "tests.code", "must not be empty");
@@ -193,6 +199,7 @@ pub fn is_identifier(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::Language;
 
     fn code(extra: &str) -> Task {
         serde_json::from_str(&format!(
@@ -213,6 +220,35 @@ mod tests {
         let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(fields, ["time_limit_ms", "memory_mb"]);
         assert!(problems[1].message.contains("16 MiB"), "{}", problems[1]);
+    }
+
+    #[test]
+    fn languages_parse_by_sandbox_fusion_names_and_take_stdio_tests() {
+        for (name, language) in [
+            ("cpp", Language::Cpp),
+            ("c++", Language::Cpp),
+            ("c", Language::C),
+            ("nodejs", Language::Javascript),
+            ("javascript", Language::Javascript),
+            ("typescript", Language::Typescript),
+            ("ts", Language::Typescript),
+        ] {
+            let task: Task = serde_json::from_str(&format!(
+                r#"{{"id":"c","kind":"code","prompt":"p","language":"{name}","mode":"full","tests":{{"type":"stdio","cases":[{{"stdin":"","stdout":"1"}}]}}}}"#
+            ))
+            .unwrap();
+            let Task::Code(t) = &task else { panic!() };
+            assert_eq!(t.language, language, "{name}");
+            assert!(task.validate().is_empty(), "{name}");
+            assert_eq!(Language::parse(name), Some(language));
+        }
+        let task: Task = serde_json::from_str(
+            r#"{"id":"c","kind":"code","prompt":"p","language":"cpp","mode":"full","tests":{"type":"assert","code":"assert(f() == 1);"}}"#,
+        )
+        .unwrap();
+        let fields: Vec<String> = task.validate().into_iter().map(|p| p.field).collect();
+        assert_eq!(fields, ["tests.type"]);
+        assert!(serde_json::from_str::<Task>(r#"{"id":"c","kind":"code","prompt":"p","language":"cobol","mode":"full","tests":{"type":"stdio","cases":[]}}"#).is_err());
     }
 
     #[test]

@@ -180,21 +180,28 @@ pub fn from_verification_info(info: &Value, id: &str) -> Result<Task, ApiError> 
             kind(info)
         )));
     };
-    if let Some(language) = info.get("language") {
-        match language.as_str() {
-            Some("python") | Some("python3") => {}
-            Some(other) => {
-                return Err(ApiError::UnsupportedLanguage {
-                    language: other.to_owned(),
-                });
-            }
+    let language = match info.get("language") {
+        None => Language::Python,
+        Some(language) => match language.as_str() {
+            Some(name) => Language::parse(name).ok_or_else(|| ApiError::UnsupportedLanguage {
+                language: name.to_owned(),
+            })?,
             None => {
                 return Err(ApiError::invalid(
                     "`verification_info.language` must be a string",
                 ));
             }
-        }
+        },
+    };
+    let mut task = code_from_cases(info, id)?;
+    if let Task::Code(code) = &mut task {
+        code.language = language;
     }
+    Ok(task)
+}
+
+/// `verification_info.test_cases` as a Python task (the caller sets the language).
+fn code_from_cases(info: &serde_json::Map<String, Value>, id: &str) -> Result<Task, ApiError> {
     let cases = match info.get("test_cases") {
         Some(Value::String(text)) => serde_json::from_str::<Value>(text).map_err(|e| {
             ApiError::invalid(format!(
@@ -551,7 +558,7 @@ mod tests {
             }
         }
         let err = prepare(
-            json!({"verification_info": {"language": "cpp", "test_cases": []}, "completions": []}),
+            json!({"verification_info": {"language": "cobol", "test_cases": []}, "completions": []}),
         )
         .unwrap_err();
         assert!(matches!(err, ApiError::UnsupportedLanguage { .. }));

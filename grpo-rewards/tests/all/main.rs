@@ -12,6 +12,8 @@ mod math_rules;
 #[cfg(feature = "sandbox")]
 mod sandbox;
 #[cfg(feature = "sandbox")]
+mod sandbox_cc;
+#[cfg(feature = "sandbox")]
 mod sandbox_humaneval;
 #[cfg(feature = "sandbox")]
 mod sandbox_js;
@@ -19,3 +21,5 @@ mod sandbox_js;
 mod sandbox_throughput;
 #[cfg(feature = "service")]
 mod service;
+#[cfg(feature = "sandbox")]
+mod cc_toolchain;

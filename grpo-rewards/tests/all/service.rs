@@ -216,20 +216,97 @@ mod sandbox_fusion {
         assert_eq!(server.request("GET", "/healthz", b"").await.status, 200);
     }
 
-    /// The languages this build runs, with the interpreter's real version.
+    /// The languages this build runs, with the interpreters' real versions.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn languages_lists_python_with_its_version() {
+    async fn languages_lists_every_language_with_its_version() {
+        crate::cc_toolchain::ensure();
         let server = Server::default().await;
         let r = server.request("GET", "/v1/languages", b"").await;
         assert_eq!(r.status, 200, "{}", r.text());
         let v = r.json();
         let languages = v["languages"].as_array().unwrap();
-        assert_eq!(languages.len(), 1, "{v}");
-        assert_eq!(languages[0]["language"], "python");
+        let names: Vec<&str> = languages
+            .iter()
+            .map(|l| l["language"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["python", "c", "cpp", "nodejs", "typescript"], "{v}");
         let version = languages[0]["version"].as_str().unwrap();
+        let version = version.strip_prefix("CPython ").unwrap();
         let parts: Vec<u32> = version.split('.').map(|p| p.parse().unwrap()).collect();
         assert_eq!(parts.len(), 3, "{version}");
         assert!(parts[0] == 3 && parts[1] >= 12, "{version}");
+        assert!(languages[1]["version"].as_str().unwrap().contains("zig 0.17.0"), "{v}");
+        assert_eq!(languages[2]["compiled"], true);
+        assert!(languages[3]["version"].as_str().unwrap().starts_with("QuickJS-NG "), "{v}");
+    }
+
+    /// Requests shaped as verl's and SandboxFusion's clients send them, in every language.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn run_code_in_every_language() {
+        crate::cc_toolchain::ensure();
+        let server = Server::default().await;
+        let body = |code: &str, language: &str, stdin: &str| {
+            json!({"compile_timeout": 30, "run_timeout": 5.5, "code": code, "stdin": stdin,
+                   "memory_limit_MB": 256, "language": language, "files": {}, "fetch_files": []})
+        };
+        let programs = [
+            ("python", "a, b = map(int, input().split())\nprint(a + b)"),
+            ("nodejs", "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(' ').map(Number); console.log(a + b)"),
+            ("typescript", "const [a, b]: number[] = require('fs').readFileSync(0, 'utf8').trim().split(' ').map(Number); console.log(a + b)"),
+            ("c", "#include <stdio.h>\nint main(void) { int a, b; scanf(\"%d %d\", &a, &b); printf(\"%d\\n\", a + b); }"),
+            ("cpp", "#include <bits/stdc++.h>\nusing namespace std;\nint main() { ios::sync_with_stdio(false); long long a, b; cin >> a >> b; cout << a + b << endl; }"),
+        ];
+        for (language, code) in programs {
+            let v = server.post("/run_code", body(code, language, "2 40\n")).await.json();
+            assert_eq!(v["status"], "Success", "{language}: {v}");
+            assert_eq!(v["run_result"]["stdout"], "42\n", "{language}: {v}");
+            assert_eq!(v["run_result"]["return_code"], 0);
+            let compiled = matches!(language, "c" | "cpp");
+            assert_eq!(v["compile_result"].is_object(), compiled, "{language}: {v}");
+            if compiled {
+                assert_eq!(v["compile_result"]["status"], "Finished");
+                assert_eq!(v["compile_result"]["return_code"], 0);
+            }
+        }
+        // A compile error: Failed, the compiler's result, no run.
+        let v = server.post("/run_code", body("int main() { return x; }", "cpp", "")).await.json();
+        assert_eq!(v["status"], "Failed", "{v}");
+        assert_eq!(v["compile_result"]["status"], "Finished", "{v}");
+        assert_ne!(v["compile_result"]["return_code"], 0, "{v}");
+        assert!(v["compile_result"]["stderr"].as_str().unwrap().contains("x"), "{v}");
+        assert!(v["run_result"].is_null(), "{v}");
+        // A failed assert is SIGABRT's -6, as SandboxFusion reports it.
+        let v = server
+            .post("/run_code", body("#include <cassert>\nint main() { assert(1 + 1 == 3); }", "cpp", ""))
+            .await
+            .json();
+        assert_eq!(v["status"], "Failed", "{v}");
+        assert_eq!(v["run_result"]["return_code"], -6, "{v}");
+        assert!(v["run_result"]["stderr"].as_str().unwrap().contains("Assertion"), "{v}");
+        // stdout comes back raw, not stripped.
+        let v = server
+            .post("/run_code", body("process.stdout.write('  x  \\n\\n')", "nodejs", ""))
+            .await
+            .json();
+        assert_eq!(v["run_result"]["stdout"], "  x  \n\n", "{v}");
+        // files in, files out, for a compiled program too.
+        let v = server
+            .post(
+                "/run_code",
+                json!({"code": "#include <stdio.h>\nint main(void) { int n; FILE *f = fopen(\"in.txt\", \"r\"); fscanf(f, \"%d\", &n); FILE *g = fopen(\"out.txt\", \"w\"); fprintf(g, \"%d\", n * 2); fclose(g); return fopen(\"/etc/passwd\", \"r\") != NULL; }",
+                       "language": "c", "files": {"in.txt": "MjE=", "skip.txt": null}, "fetch_files": ["out.txt"]}),
+            )
+            .await
+            .json();
+        assert_eq!(v["status"], "Success", "{v}");
+        assert_eq!(v["files"]["out.txt"], "NDI=", "{v}");
+        // A time limit in C is the same verdict as in Python.
+        let v = server
+            .post("/run_code", json!({"code": "int main(void) { for (;;) {} }", "language": "c", "run_timeout": 1}))
+            .await
+            .json();
+        assert_eq!(v["status"], "Failed", "{v}");
+        assert_eq!(v["run_result"]["status"], "TimeLimitExceeded", "{v}");
     }
 
     /// SandboxFusion's `files` and `fetch_files`: files placed in the run's directory (its
@@ -422,7 +499,7 @@ mod sandbox_fusion {
         }
         assert_eq!(server.request("GET", "/nope", b"").await.status, 404);
         assert_eq!(server.request("GET", "/run_code", b"").await.status, 405);
-        for language in ["cpp", "nodejs", "rust", "brainfuck"] {
+        for language in ["go", "java", "rust", "brainfuck"] {
             let r = server
                 .post("/run_code", json!({"code": "x", "language": language}))
                 .await;
