@@ -7,6 +7,7 @@
 //! | `countdown` | countdown | train 1000, eval 200 | the TinyZero task |
 //! | `python` | code | train 37, eval 14 (hand-written) | checking the code reward and small code-RL runs |
 //! | `pyfunc` | code | train 2000, eval 200 | code RL for the tiny model: one-line Python functions and stdio programs from short prompts with single-digit constants |
+//! | `polyglot` | code | train 15, eval 5 (hand-written) | stdio problems in C, C++, JavaScript and TypeScript: checking the compiled and JavaScript sandboxes |
 //!
 //! The generated packs are reproducible: [`regenerate`] rebuilds their split files from the
 //! generator, and a test checks the files match byte for byte.
@@ -83,6 +84,15 @@ const PACKS: &[BuiltinPack] = &[
         files: &[
             ("train.jsonl", include_str!("../packs/pyfunc/train.jsonl")),
             ("eval.jsonl", include_str!("../packs/pyfunc/eval.jsonl")),
+        ],
+    },
+    BuiltinPack {
+        name: "polyglot",
+        manifest: include_str!("../packs/polyglot/pack.toml"),
+        readme: include_str!("../packs/polyglot/README.md"),
+        files: &[
+            ("train.jsonl", include_str!("../packs/polyglot/train.jsonl")),
+            ("eval.jsonl", include_str!("../packs/polyglot/eval.jsonl")),
         ],
     },
 ];

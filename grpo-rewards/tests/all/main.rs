@@ -5,6 +5,8 @@
 
 #[cfg(feature = "sandbox")]
 mod cc;
+#[cfg(feature = "sandbox")]
+mod cc_toolchain;
 mod math;
 mod math_forms;
 mod math_fuzz;
@@ -21,5 +23,3 @@ mod sandbox_js;
 mod sandbox_throughput;
 #[cfg(feature = "service")]
 mod service;
-#[cfg(feature = "sandbox")]
-mod cc_toolchain;

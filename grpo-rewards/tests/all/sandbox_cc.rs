@@ -56,7 +56,11 @@ fn source(language: Language, program: &str, stdin: &str) -> SourceRun {
 fn run(language: Language, program: &str, stdin: &str) -> RunResult {
     let outcome = source(language, program, stdin);
     let compile = outcome.compile.clone().unwrap();
-    assert_eq!(compile.return_code, 0, "does not compile: {}", compile.stderr);
+    assert_eq!(
+        compile.return_code, 0,
+        "does not compile: {}",
+        compile.stderr
+    );
     outcome.run.unwrap()
 }
 
@@ -64,12 +68,20 @@ fn run(language: Language, program: &str, stdin: &str) -> RunResult {
 fn c_and_cpp_read_stdin_and_write_stdout() {
     let c = "#include <stdio.h>\nint main(void) { long a, b; if (scanf(\"%ld %ld\", &a, &b) != 2) return 2; printf(\"%ld\\n\", a * b); return 0; }";
     let r = run(Language::C, c, "6 7\n");
-    assert_eq!((r.status, r.exit_code, r.stdout.as_str()), (RunStatus::Ok, Some(0), "42\n"), "{r:?}");
+    assert_eq!(
+        (r.status, r.exit_code, r.stdout.as_str()),
+        (RunStatus::Ok, Some(0), "42\n"),
+        "{r:?}"
+    );
     let cpp = "#include <bits/stdc++.h>\nusing namespace std;\nint main() { ios::sync_with_stdio(false); cin.tie(nullptr); int n; cin >> n; vector<long long> v(n); for (auto &x : v) cin >> x; sort(v.begin(), v.end()); map<long long, int> seen; for (auto x : v) seen[x]++; cout << v.back() << ' ' << seen.size() << '\\n'; }";
     let r = run(Language::Cpp, cpp, "5\n3 1 4 1 5\n");
     assert_eq!(r.stdout, "5 4\n", "{r:?}");
     let r = run(Language::C, "int main(void) { return 3; }", "");
-    assert_eq!((r.status, r.exit_code), (RunStatus::Error, Some(3)), "{r:?}");
+    assert_eq!(
+        (r.status, r.exit_code),
+        (RunStatus::Error, Some(3)),
+        "{r:?}"
+    );
 }
 
 #[test]
@@ -101,46 +113,110 @@ fn compile_errors_are_not_runs() {
 
 #[test]
 fn native_faults_read_like_a_native_process() {
-    let r = run(Language::Cpp, "#include <cassert>\nint main() { assert(2 + 2 == 5); }", "");
-    assert_eq!((r.status, r.exit_code), (RunStatus::Error, Some(-6)), "{r:?}");
+    let r = run(
+        Language::Cpp,
+        "#include <cassert>\nint main() { assert(2 + 2 == 5); }",
+        "",
+    );
+    assert_eq!(
+        (r.status, r.exit_code),
+        (RunStatus::Error, Some(-6)),
+        "{r:?}"
+    );
     assert!(r.stderr.contains("Assertion failed"), "{r:?}");
-    let r = run(Language::C, "#include <stdlib.h>\nint main(void) { abort(); }", "");
+    let r = run(
+        Language::C,
+        "#include <stdlib.h>\nint main(void) { abort(); }",
+        "",
+    );
     assert_eq!(r.exit_code, Some(-6), "{r:?}");
-    let r = run(Language::C, "int main(void) { volatile int *p = (int *)0xfffffff0; return *p; }", "");
-    assert_eq!((r.status, r.exit_code), (RunStatus::Error, Some(-11)), "{r:?}");
-    let r = run(Language::C, "#include <stdio.h>\nint main(void) { volatile int z = 0; printf(\"%d\", 1 / z); }", "");
+    let r = run(
+        Language::C,
+        "int main(void) { volatile int *p = (int *)0xfffffff0; return *p; }",
+        "",
+    );
+    assert_eq!(
+        (r.status, r.exit_code),
+        (RunStatus::Error, Some(-11)),
+        "{r:?}"
+    );
+    let r = run(
+        Language::C,
+        "#include <stdio.h>\nint main(void) { volatile int z = 0; printf(\"%d\", 1 / z); }",
+        "",
+    );
     assert_eq!(r.exit_code, Some(-8), "{r:?}");
 }
 
 #[test]
 fn hostile_programs_are_contained() {
-    let r = run(Language::C, "int main(void) { volatile unsigned long i = 0; for (;;) i++; }", "");
+    let r = run(
+        Language::C,
+        "int main(void) { volatile unsigned long i = 0; for (;;) i++; }",
+        "",
+    );
     assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
-    let r = run(Language::Cpp, "#include <vector>\nint main() { std::vector<std::vector<char>> hog; for (;;) hog.emplace_back(1 << 20, 1); }", "");
+    let r = run(
+        Language::Cpp,
+        "#include <vector>\nint main() { std::vector<std::vector<char>> hog; for (;;) hog.emplace_back(1 << 20, 1); }",
+        "",
+    );
     assert_eq!(r.status, RunStatus::MemoryLimit, "{r:?}");
-    let r = run(Language::C, "#include <stdlib.h>\n#include <string.h>\nint main(void) { for (;;) { char *p = malloc(1 << 20); if (!p) return 1; memset(p, 1, 1 << 20); } }", "");
+    let r = run(
+        Language::C,
+        "#include <stdlib.h>\n#include <string.h>\nint main(void) { for (;;) { char *p = malloc(1 << 20); if (!p) return 1; memset(p, 1, 1 << 20); } }",
+        "",
+    );
     assert_eq!(r.status, RunStatus::MemoryLimit, "{r:?}");
-    let r = run(Language::C, "int f(int n) { volatile char pad[256]; pad[0] = n; return f(n + 1) + pad[0]; }\nint main(void) { return f(0); }", "");
+    let r = run(
+        Language::C,
+        "int f(int n) { volatile char pad[256]; pad[0] = n; return f(n + 1) + pad[0]; }\nint main(void) { return f(0); }",
+        "",
+    );
     assert_eq!(r.status, RunStatus::Error, "{r:?}");
     assert_eq!(r.exit_code, Some(-11), "{r:?}");
-    let r = run(Language::C, "#include <stdio.h>\nint main(void) { for (;;) fputs(\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n\", stdout); }", "");
+    let r = run(
+        Language::C,
+        "#include <stdio.h>\nint main(void) { for (;;) fputs(\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n\", stdout); }",
+        "",
+    );
     assert_eq!(r.status, RunStatus::OutputLimit, "{r:?}");
     assert!(r.truncated);
-    let r = run(Language::C, "#include <stdio.h>\nint main(void) { FILE *f = fopen(\"/etc/passwd\", \"r\"); FILE *g = fopen(\"../../../../etc/hostname\", \"r\"); printf(\"%d %d\\n\", f != NULL, g != NULL); }", "");
+    let r = run(
+        Language::C,
+        "#include <stdio.h>\nint main(void) { FILE *f = fopen(\"/etc/passwd\", \"r\"); FILE *g = fopen(\"../../../../etc/hostname\", \"r\"); printf(\"%d %d\\n\", f != NULL, g != NULL); }",
+        "",
+    );
     assert_eq!(r.stdout, "0 0\n", "{r:?}");
-    let r = run(Language::C, "#include <stdio.h>\nint main(void) { FILE *f = fopen(\"big\", \"w\"); for (;;) fputs(\"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\", f); }", "");
+    let r = run(
+        Language::C,
+        "#include <stdio.h>\nint main(void) { FILE *f = fopen(\"big\", \"w\"); for (;;) fputs(\"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\", f); }",
+        "",
+    );
     assert_eq!(r.status, RunStatus::OutputLimit, "{r:?}");
     // Deep but finite recursion (a DFS over 10^5 nodes) works with the 8 MiB stack.
-    let r = run(Language::Cpp, "#include <cstdio>\nint depth(int n) { return n == 0 ? 0 : 1 + depth(n - 1); }\nint main() { std::printf(\"%d\\n\", depth(100000)); }", "");
+    let r = run(
+        Language::Cpp,
+        "#include <cstdio>\nint depth(int n) { return n == 0 ? 0 : 1 + depth(n - 1); }\nint main() { std::printf(\"%d\\n\", depth(100000)); }",
+        "",
+    );
     assert_eq!(r.stdout, "100000\n", "{r:?}");
 }
 
 #[test]
 fn typescript_runs_and_its_syntax_errors_exit_1() {
-    let outcome = source(Language::Typescript, "interface P { x: number }\nconst p: P = { x: 41 };\nconsole.log(p.x + 1);\n", "");
+    let outcome = source(
+        Language::Typescript,
+        "interface P { x: number }\nconst p: P = { x: 41 };\nconsole.log(p.x + 1);\n",
+        "",
+    );
     assert!(outcome.compile.is_none());
     assert_eq!(outcome.run.unwrap().stdout, "42\n");
     let r = source(Language::Typescript, "let x: = 3;", "").run.unwrap();
-    assert_eq!((r.status, r.exit_code), (RunStatus::Error, Some(1)), "{r:?}");
+    assert_eq!(
+        (r.status, r.exit_code),
+        (RunStatus::Error, Some(1)),
+        "{r:?}"
+    );
     assert!(!r.stderr.is_empty());
 }

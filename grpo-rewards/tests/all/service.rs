@@ -235,9 +235,21 @@ mod sandbox_fusion {
         let parts: Vec<u32> = version.split('.').map(|p| p.parse().unwrap()).collect();
         assert_eq!(parts.len(), 3, "{version}");
         assert!(parts[0] == 3 && parts[1] >= 12, "{version}");
-        assert!(languages[1]["version"].as_str().unwrap().contains("zig 0.17.0"), "{v}");
+        assert!(
+            languages[1]["version"]
+                .as_str()
+                .unwrap()
+                .contains("zig 0.17.0"),
+            "{v}"
+        );
         assert_eq!(languages[2]["compiled"], true);
-        assert!(languages[3]["version"].as_str().unwrap().starts_with("QuickJS-NG "), "{v}");
+        assert!(
+            languages[3]["version"]
+                .as_str()
+                .unwrap()
+                .starts_with("QuickJS-NG "),
+            "{v}"
+        );
     }
 
     /// Requests shaped as verl's and SandboxFusion's clients send them, in every language.
@@ -251,13 +263,28 @@ mod sandbox_fusion {
         };
         let programs = [
             ("python", "a, b = map(int, input().split())\nprint(a + b)"),
-            ("nodejs", "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(' ').map(Number); console.log(a + b)"),
-            ("typescript", "const [a, b]: number[] = require('fs').readFileSync(0, 'utf8').trim().split(' ').map(Number); console.log(a + b)"),
-            ("c", "#include <stdio.h>\nint main(void) { int a, b; scanf(\"%d %d\", &a, &b); printf(\"%d\\n\", a + b); }"),
-            ("cpp", "#include <bits/stdc++.h>\nusing namespace std;\nint main() { ios::sync_with_stdio(false); long long a, b; cin >> a >> b; cout << a + b << endl; }"),
+            (
+                "nodejs",
+                "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(' ').map(Number); console.log(a + b)",
+            ),
+            (
+                "typescript",
+                "const [a, b]: number[] = require('fs').readFileSync(0, 'utf8').trim().split(' ').map(Number); console.log(a + b)",
+            ),
+            (
+                "c",
+                "#include <stdio.h>\nint main(void) { int a, b; scanf(\"%d %d\", &a, &b); printf(\"%d\\n\", a + b); }",
+            ),
+            (
+                "cpp",
+                "#include <bits/stdc++.h>\nusing namespace std;\nint main() { ios::sync_with_stdio(false); long long a, b; cin >> a >> b; cout << a + b << endl; }",
+            ),
         ];
         for (language, code) in programs {
-            let v = server.post("/run_code", body(code, language, "2 40\n")).await.json();
+            let v = server
+                .post("/run_code", body(code, language, "2 40\n"))
+                .await
+                .json();
             assert_eq!(v["status"], "Success", "{language}: {v}");
             assert_eq!(v["run_result"]["stdout"], "42\n", "{language}: {v}");
             assert_eq!(v["run_result"]["return_code"], 0);
@@ -269,23 +296,48 @@ mod sandbox_fusion {
             }
         }
         // A compile error: Failed, the compiler's result, no run.
-        let v = server.post("/run_code", body("int main() { return x; }", "cpp", "")).await.json();
+        let v = server
+            .post("/run_code", body("int main() { return x; }", "cpp", ""))
+            .await
+            .json();
         assert_eq!(v["status"], "Failed", "{v}");
         assert_eq!(v["compile_result"]["status"], "Finished", "{v}");
         assert_ne!(v["compile_result"]["return_code"], 0, "{v}");
-        assert!(v["compile_result"]["stderr"].as_str().unwrap().contains("x"), "{v}");
+        assert!(
+            v["compile_result"]["stderr"]
+                .as_str()
+                .unwrap()
+                .contains("x"),
+            "{v}"
+        );
         assert!(v["run_result"].is_null(), "{v}");
         // A failed assert is SIGABRT's -6, as SandboxFusion reports it.
         let v = server
-            .post("/run_code", body("#include <cassert>\nint main() { assert(1 + 1 == 3); }", "cpp", ""))
+            .post(
+                "/run_code",
+                body(
+                    "#include <cassert>\nint main() { assert(1 + 1 == 3); }",
+                    "cpp",
+                    "",
+                ),
+            )
             .await
             .json();
         assert_eq!(v["status"], "Failed", "{v}");
         assert_eq!(v["run_result"]["return_code"], -6, "{v}");
-        assert!(v["run_result"]["stderr"].as_str().unwrap().contains("Assertion"), "{v}");
+        assert!(
+            v["run_result"]["stderr"]
+                .as_str()
+                .unwrap()
+                .contains("Assertion"),
+            "{v}"
+        );
         // stdout comes back raw, not stripped.
         let v = server
-            .post("/run_code", body("process.stdout.write('  x  \\n\\n')", "nodejs", ""))
+            .post(
+                "/run_code",
+                body("process.stdout.write('  x  \\n\\n')", "nodejs", ""),
+            )
             .await
             .json();
         assert_eq!(v["run_result"]["stdout"], "  x  \n\n", "{v}");

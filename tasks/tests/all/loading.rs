@@ -104,7 +104,7 @@ fn malformed_lines_table() {
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"rust","mode":"full","tests":{"type":"stdio","cases":[{"stdin":"","stdout":""}]}}"#,
             Some("language"),
-            "unknown variant `rust`, expected `python`",
+            "unknown variant `rust`, expected one of `python`",
         ),
         (
             r#"{"id":"x","kind":"code","prompt":"p","language":"python","mode":"middle","tests":{"type":"stdio","cases":[{"stdin":"","stdout":""}]}}"#,
