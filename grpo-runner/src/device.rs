@@ -116,7 +116,7 @@ impl TryFrom<String> for DeviceSpec {
     type Error = String;
 
     fn try_from(text: String) -> std::result::Result<Self, String> {
-        text.parse().map_err(|e: Error| e.to_string())
+        text.parse().map_err(settings_message)
     }
 }
 
@@ -181,13 +181,22 @@ impl TryFrom<String> for ComputeDtype {
     type Error = String;
 
     fn try_from(text: String) -> std::result::Result<Self, String> {
-        text.parse().map_err(|e: Error| e.to_string())
+        text.parse().map_err(settings_message)
     }
 }
 
 impl From<ComputeDtype> for String {
     fn from(dtype: ComputeDtype) -> String {
         dtype.to_string()
+    }
+}
+
+/// The message of a settings error alone: inside a config file, the TOML error already
+/// names the field.
+fn settings_message(e: Error) -> String {
+    match e {
+        Error::Settings { message, .. } => message,
+        other => other.to_string(),
     }
 }
 
