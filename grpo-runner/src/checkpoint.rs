@@ -119,11 +119,12 @@ fn save_tensors(tensors: &HashMap<String, Tensor>, path: &Path) -> Result<()> {
     fsync(path)
 }
 
-fn model_tensors(model: &Model) -> HashMap<String, Tensor> {
+/// The model's `Var`s (f32 master weights) copied to the host, by HF name.
+fn model_tensors(model: &Model) -> Result<HashMap<String, Tensor>> {
     model
         .named_vars()
         .into_iter()
-        .map(|(name, var)| (name, var.as_tensor().detach()))
+        .map(|(name, var)| Ok((name, var.as_tensor().detach().to_device(&Device::Cpu)?)))
         .collect()
 }
 
@@ -149,13 +150,14 @@ pub fn write(
     }
     std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
 
-    save_tensors(&model_tensors(policy), &tmp.join("model.safetensors"))?;
+    save_tensors(&model_tensors(policy)?, &tmp.join("model.safetensors"))?;
     if let Some(reference) = reference {
         save_tensors(
-            &model_tensors(reference),
+            &model_tensors(reference)?,
             &tmp.join("reference.safetensors"),
         )?;
     }
+    // The optimiser's moments are host vectors whatever the model's device.
     let mut moments = HashMap::new();
     for (name, m, v) in &optimizer.moments {
         moments.insert(
@@ -214,7 +216,8 @@ pub fn latest(root: &Path) -> Result<Option<PathBuf>> {
     Ok(best.map(|(_, p)| p))
 }
 
-/// Reads a checkpoint written by [`write`] onto `device`.
+/// Reads a checkpoint written by [`write`], its models onto `device` (as f32 master weights;
+/// the caller sets the compute dtype).
 pub fn read(dir: &Path, device: &Device) -> Result<Checkpoint> {
     let state_path = dir.join("state.json");
     let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
@@ -222,20 +225,20 @@ pub fn read(dir: &Path, device: &Device) -> Result<Checkpoint> {
         path: state_path.clone(),
         source,
     })?;
-    let load = |name: &str| -> Result<HashMap<String, Tensor>> {
+    let load = |name: &str, device: &Device| -> Result<HashMap<String, Tensor>> {
         Ok(candle_core::safetensors::load(dir.join(name), device)?)
     };
     let dtype = candle_core::DType::F32;
     let policy = Model::from_tensors(
         &state.model_config,
-        load("model.safetensors")?,
+        load("model.safetensors", device)?,
         dtype,
         device,
     )?;
     let reference = if dir.join("reference.safetensors").exists() {
         Some(Model::from_tensors(
             &state.model_config,
-            load("reference.safetensors")?,
+            load("reference.safetensors", device)?,
             dtype,
             device,
         )?)
@@ -243,7 +246,8 @@ pub fn read(dir: &Path, device: &Device) -> Result<Checkpoint> {
         None
     };
     let tokenizer = Tokenizer::load_dir(dir)?;
-    let mut moments_by_name = load("optimizer.safetensors")?;
+    // The optimiser keeps its moments in host memory.
+    let mut moments_by_name = load("optimizer.safetensors", &Device::Cpu)?;
     let mut moments = Vec::new();
     for (name, _) in policy.named_vars() {
         let mut take = |key: String| -> Result<Vec<f32>> {
@@ -253,7 +257,7 @@ pub fn read(dir: &Path, device: &Device) -> Result<Checkpoint> {
                     path: dir.to_path_buf(),
                     message: format!("optimizer state lacks `{key}`"),
                 })?;
-            Ok(t.to_device(&Device::Cpu)?.flatten_all()?.to_vec1()?)
+            Ok(t.flatten_all()?.to_vec1()?)
         };
         let m = take(format!("m.{name}"))?;
         let v = take(format!("v.{name}"))?;

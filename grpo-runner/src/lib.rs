@@ -4,6 +4,8 @@
 //!
 //! - [`config`]: the typed run config (presets, TOML layers, `--set` overrides), validated
 //!   before any work starts and saved as the run's `config.toml`;
+//! - [`device`]: where the model runs (`model.device`) and the dtype of its forward passes
+//!   (`model.dtype`; the weights stay f32);
 //! - [`model`], [`tokenizer`], [`loading`], [`tiny`]: a trainable Qwen2/Llama decoder built
 //!   from differentiable candle ops, its tokenizer and chat template, HF and GGUF loading;
 //! - [`sft`]: the supervised warm-up that teaches the answer format (math worked solutions,
@@ -32,6 +34,7 @@ pub mod batch;
 pub mod checkpoint;
 pub mod config;
 pub mod cpu;
+pub mod device;
 pub mod error;
 pub mod eval;
 pub mod loading;

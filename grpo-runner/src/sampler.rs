@@ -16,7 +16,7 @@
 
 use std::time::Instant;
 
-use candle_core::{D, DType, Device, Tensor};
+use candle_core::{D, DType, Tensor};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -141,7 +141,9 @@ impl SamplerStats {
 /// Generates `group_size` completions for every prompt, ordered prompt by prompt
 /// (`prompt_index` 0 × G, then 1 × G, …).
 ///
-/// Runs on a [`Model::detached`] view of `model`, so no autograd graph is recorded.
+/// Runs on a [`Model::detached`] view of `model`, so no autograd graph is recorded, on the
+/// model's device and in its compute dtype (the weights cast once per call); the logits come
+/// back in f32 and the recorded log-probs are computed from them on the host in f64.
 pub fn sample(
     model: &Model,
     prompts: &[Vec<u32>],
@@ -180,7 +182,7 @@ pub fn sample_from(
     if let Some(i) = prompts.iter().position(Vec::is_empty) {
         return Err(Error::invalid(format!("prompt {i} is empty")));
     }
-    let model = model.detached();
+    let model = model.detached()?;
     let prompts_per_chunk = if config.max_batch_rows == 0 {
         prompts.len().max(1)
     } else {
@@ -327,12 +329,9 @@ fn sample_chunk(
     Ok(ordered.into_iter().flatten().collect())
 }
 
-/// Copies `[rows, vocab]` logits to host memory as f32 rows.
+/// Copies `[rows, vocab]` logits (on any device) to host memory as f32 rows.
 fn host_rows(logits: &Tensor) -> Result<Vec<Vec<f32>>> {
-    Ok(logits
-        .to_dtype(DType::F32)?
-        .to_device(&Device::Cpu)?
-        .to_vec2::<f32>()?)
+    Ok(logits.to_dtype(DType::F32)?.to_vec2::<f32>()?)
 }
 
 /// Draws one token from `logits` and returns it with its recorded log-prob.
@@ -423,7 +422,7 @@ pub fn score_completion(
     let ids: Vec<u32> = prompt.iter().chain(completion).copied().collect();
     let n = ids.len();
     let input = Tensor::from_vec(ids, (1, n), model.device())?;
-    let logits = model.detached().forward(&input, &[0], None)?;
+    let logits = model.detached()?.forward(&input, &[0], None)?;
     let logits = logits
         .narrow(1, prompt.len() - 1, completion.len())?
         .squeeze(0)?;

@@ -9,9 +9,10 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use candle_core::{DType, Device};
+use candle_core::DType;
 use grpo_rewards::Scoring;
 use grpo_rewards::code::Sandbox;
+use grpo_runner::device::{ComputeDtype, DeviceSpec};
 use grpo_runner::eval::{EvalConfig, EvalSettings, encode_prompt, evaluate};
 use grpo_runner::sampler::SamplingConfig;
 use grpo_tasks::{Pack, Template};
@@ -61,6 +62,13 @@ pub struct Args {
     /// Also print one JSON line per task (before the summary).
     #[arg(long)]
     pub details: bool,
+    /// Where the model runs: `cpu`, `cuda:N` (`cuda` is `cuda:0`) or `metal` (GPUs need the
+    /// binary built with `--features cuda` or `--features metal`).
+    #[arg(long, default_value = "cpu")]
+    pub device: DeviceSpec,
+    /// The dtype of the forward passes: `f32`, `bf16` or `f16` (the weights load as f32).
+    #[arg(long, default_value = "f32")]
+    pub dtype: ComputeDtype,
 }
 
 impl Args {
@@ -109,9 +117,10 @@ impl Args {
         let rewards = Scoring::for_pack(&pack.manifest)
             .and_then(|s| s.build(sandbox))
             .with_context(|| format!("the rewards of {}", self.tasks))?;
-        let device = Device::Cpu;
+        let device = self.device.open().context("--device")?;
         let (model, tokenizer) = grpo_runner::loading::load(&self.model, DType::F32, &device)
             .with_context(|| format!("loading the model from {}", self.model.display()))?;
+        let model = model.with_compute_dtype(self.dtype.dtype())?;
         let chat = self
             .chat_template
             .or_else(|| run.as_ref().map(|r| r.chat_template))

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use candle_core::{DType, Device};
+use candle_core::DType;
+use grpo_runner::device::{ComputeDtype, DeviceSpec};
 use grpo_runner::sampler::{SamplingConfig, sample};
 
 /// Generate one completion for a prompt.
@@ -34,6 +35,13 @@ pub struct Args {
     /// Feed the prompt as is, without the model's chat template.
     #[arg(long)]
     pub raw: bool,
+    /// Where the model runs: `cpu`, `cuda:N` (`cuda` is `cuda:0`) or `metal` (GPUs need the
+    /// binary built with `--features cuda` or `--features metal`).
+    #[arg(long, default_value = "cpu")]
+    pub device: DeviceSpec,
+    /// The dtype of the forward passes: `f32`, `bf16` or `f16` (the weights load as f32).
+    #[arg(long, default_value = "f32")]
+    pub dtype: ComputeDtype,
 }
 
 impl Args {
@@ -41,9 +49,10 @@ impl Args {
     /// `tokens_per_second`) on stdout.
     pub fn execute(self) -> anyhow::Result<ExitCode> {
         grpo_runner::cpu::configure();
-        let device = Device::Cpu;
+        let device = self.device.open().context("--device")?;
         let (model, tokenizer) = grpo_runner::loading::load(&self.model, DType::F32, &device)
             .with_context(|| format!("loading the model from {}", self.model.display()))?;
+        let model = model.with_compute_dtype(self.dtype.dtype())?;
         let prompt = if self.raw {
             tokenizer.encode(&self.prompt)?
         } else {

@@ -11,6 +11,7 @@ use grpo_tasks::Template;
 
 use super::schema::{default_fault_retries, default_group_timeout_s};
 use super::*;
+use crate::device::{ComputeDtype, DeviceSpec};
 use crate::error::{Error, Result};
 use crate::schedule::ScheduleKind;
 use crate::tiny::TinyModelSpec;
@@ -86,6 +87,8 @@ fn tiny() -> TrainConfig {
                 ..TinyModelSpec::default()
             },
             chat_template: false,
+            device: DeviceSpec::Cpu,
+            dtype: ComputeDtype::F32,
         },
         pack: PackSection {
             source: "builtin:arith-digits".into(),

@@ -8,6 +8,7 @@ use grpo_rewards::code::Credit;
 use grpo_tasks::Template;
 use serde::{Deserialize, Serialize};
 
+use crate::device::{ComputeDtype, DeviceSpec};
 use crate::optim::AdamWConfig;
 use crate::schedule::ScheduleKind;
 use crate::tiny::TinyModelSpec;
@@ -23,6 +24,15 @@ pub struct ModelSection {
     pub tiny: TinyModelSpec,
     /// Start from the checkpoint's own chat template when it has one (real models).
     pub chat_template: bool,
+    /// Where the model runs: `cpu` (default), `cuda:N` (`cuda` is `cuda:0`) or `metal`.
+    /// CUDA and Metal need the binary built with `--features cuda` / `--features metal`.
+    #[serde(default)]
+    pub device: DeviceSpec,
+    /// The dtype of forward passes (training and sampling): `f32` (default), `bf16` or
+    /// `f16`. The weights and the optimiser state stay f32; log-softmax, RMSNorm and the
+    /// loss stay in f32 (see [`crate::model`]).
+    #[serde(default)]
+    pub dtype: ComputeDtype,
 }
 
 /// Where the policy's weights come from; written in TOML as `"tiny"` or a path.

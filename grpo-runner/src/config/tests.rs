@@ -268,3 +268,50 @@ fn a_group_of_one_needs_raw_scores_and_no_dynamic_sampling() {
         assert!(err.contains("sampling.group_size"), "{sets:?}: {err}");
     }
 }
+
+#[test]
+fn device_and_dtype_default_to_cpu_f32_and_take_overrides() {
+    use crate::device::{ComputeDtype, DeviceSpec};
+    let c = TrainConfig::resolve(Preset::Smoke, None, &[]).unwrap();
+    assert_eq!(c.model.device, DeviceSpec::Cpu);
+    assert_eq!(c.model.dtype, ComputeDtype::F32);
+    let sets = ["model.device=cuda:1", "model.dtype=bf16"].map(String::from);
+    let c = TrainConfig::resolve(Preset::Smoke, None, &sets).unwrap();
+    assert_eq!(c.model.device, DeviceSpec::Cuda(1));
+    assert_eq!(c.model.dtype, ComputeDtype::Bf16);
+    // Written back as users write them, and read back to the same value.
+    let text = c.to_toml().unwrap();
+    assert!(text.contains("device = \"cuda:1\""), "{text}");
+    assert!(text.contains("dtype = \"bf16\""), "{text}");
+    assert_eq!(TrainConfig::from_toml(&text).unwrap(), c);
+    let c = TrainConfig::resolve(Preset::Smoke, None, &["model.device=cuda".into()]).unwrap();
+    assert_eq!(c.model.device, DeviceSpec::Cuda(0));
+    // A config.toml written before the two settings existed still loads, as cpu and f32.
+    let old = TrainConfig::preset(Preset::Smoke)
+        .to_toml()
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("device =") && !l.starts_with("dtype ="))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let c = TrainConfig::from_toml(&old).unwrap();
+    assert_eq!(
+        (c.model.device, c.model.dtype),
+        (DeviceSpec::Cpu, ComputeDtype::F32)
+    );
+}
+
+#[test]
+fn bad_devices_and_dtypes_are_errors_naming_the_field() {
+    for (set, field, shown) in [
+        ("model.device=gpu", "model.device", "`gpu`"),
+        ("model.device=cuda:x", "model.device", "`cuda:x`"),
+        ("model.dtype=f64", "model.dtype", "`f64`"),
+        ("model.dtype=fp16", "model.dtype", "`fp16`"),
+    ] {
+        let err = TrainConfig::resolve(Preset::Smoke, None, &[set.into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(field) && err.contains(shown), "{set}: {err}");
+    }
+}

@@ -116,6 +116,8 @@ pub fn load_gguf(path: &Path, dtype: DType, device: &Device) -> Result<(Model, T
     };
     config.validate()?;
 
+    // Read and dequantised on the host (the row unpermutation below is host work too), then
+    // moved to `device` by `model_from_file_tensors`.
     let mut tensors = HashMap::new();
     for gguf_name in content.tensor_infos.keys() {
         let Some(hf_name) = hf_name_of_gguf(gguf_name) else {

@@ -26,11 +26,12 @@ pub fn save_hf_dir(model: &Model, tokenizer: &Tokenizer, dir: &Path) -> Result<(
         "bos_token_id": model.config().bos_token_id,
     });
     write_json(&dir.join("generation_config.json"), &generation)?;
-    let tensors: HashMap<String, Tensor> = model
+    // The weights (in their own dtype, f32 for a trained model) copied to the host.
+    let tensors = model
         .named_vars()
         .into_iter()
-        .map(|(name, var)| (name, var.as_tensor().detach()))
-        .collect();
+        .map(|(name, var)| Ok((name, var.as_tensor().detach().to_device(&Device::Cpu)?)))
+        .collect::<Result<HashMap<String, Tensor>>>()?;
     let path = dir.join("model.safetensors");
     candle_core::safetensors::save(&tensors, &path)?;
     tokenizer.save_dir(dir)?;

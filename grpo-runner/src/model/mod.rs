@@ -12,6 +12,25 @@
 //! padding with a large *finite* negative ([`MASK_VALUE`]) so that a fully masked row (a
 //! padding query) gives uniform attention and finite gradients instead of NaN.
 //!
+//! **Dtypes.** The weights are stored in the dtype they were created with (f32 for training:
+//! the *master weights*, which the optimiser updates) and the forward pass computes in the
+//! *compute dtype* ([`Model::with_compute_dtype`], f32 unless set). When the two differ, every
+//! forward pass first casts the weights to the compute dtype; the cast is differentiable, so
+//! gradients flow back into the f32 `Var`s (and stay f32 for the optimiser). With a half
+//! compute dtype (bf16, f16):
+//!
+//! - in the compute dtype: the embedding lookup, every matrix multiply (projections, MLP,
+//!   attention scores and values, the LM head), RoPE, SiLU, the residual stream, the KV cache;
+//! - in f32: RMSNorm's mean of squares and normalisation (then cast back and scaled by the
+//!   norm weight), the attention softmax with its mask (the scores are cast up first), and the
+//!   logits: [`Model::logits`] returns f32, so the log-softmax over the vocabulary (the
+//!   sampler's recorded log-probs, the trainer's recomputed ones), the GRPO loss and the KL
+//!   all run in f32 (f64 on the sampler's host side).
+//!
+//! candle 0.11.1's CPU backend runs all of this in bf16 and f16 (its bf16 matrix multiply
+//! widens to f32 internally and rounds the result back to bf16), so every dtype works on
+//! every device; on the CPU, half precision saves no time (see the README for measurements).
+//!
 //! ```
 //! # fn main() -> grpo_runner::Result<()> {
 //! use candle_core::{DType, Device, Tensor};
@@ -52,9 +71,6 @@ use weights::{Layer, Weights, normal_samples};
 /// query with every key masked still has a well-defined softmax and gradient.
 pub const MASK_VALUE: f64 = -1e9;
 
-/// The mask value for f16, whose range ends at 65504.
-const MASK_VALUE_F16: f64 = -3e4;
-
 /// A Qwen2/Llama decoder whose weights are trainable [`Var`]s under HF names.
 ///
 /// Cloning is cheap and shares the weights.
@@ -62,12 +78,17 @@ const MASK_VALUE_F16: f64 = -3e4;
 pub struct Model {
     config: ModelConfig,
     varmap: VarMap,
+    /// The `Var`s, detached views of them, or (in a detached view of a model whose compute
+    /// dtype differs) a snapshot already cast to the compute dtype.
     weights: Weights,
-    /// `[max_position_embeddings, head_dim / 2]`, model dtype.
+    /// `[max_position_embeddings, head_dim / 2]`, compute dtype.
     cos: Tensor,
     sin: Tensor,
     device: Device,
+    /// The dtype of the `Var`s (the master weights).
     dtype: DType,
+    /// The dtype forward passes compute in.
+    compute: DType,
 }
 
 impl std::fmt::Debug for Model {
@@ -76,6 +97,7 @@ impl std::fmt::Debug for Model {
             .field("config", &self.config)
             .field("device", &self.device)
             .field("dtype", &self.dtype)
+            .field("compute_dtype", &self.compute)
             .finish_non_exhaustive()
     }
 }
@@ -97,6 +119,8 @@ impl Model {
             } else {
                 normal_samples(&mut rng, n, 0.02)?
             };
+            // Drawn on the host, so the same seed gives the same weights on every device;
+            // `from_tensors` moves them to `device`.
             tensors.insert(name, Tensor::from_vec(values, shape, &Device::Cpu)?);
         }
         Self::from_tensors(config, tensors, dtype, device)
@@ -150,6 +174,28 @@ impl Model {
             sin,
             device: device.clone(),
             dtype,
+            compute: dtype,
+        })
+    }
+
+    /// The same model (sharing its weights) computing its forward passes in `dtype`: the
+    /// weights stay in their own dtype and are cast once per forward pass (see the module
+    /// docs for which parts run in which dtype). A float dtype: f32, f64, bf16 or f16.
+    pub fn with_compute_dtype(self, dtype: DType) -> Result<Self> {
+        if !matches!(dtype, DType::F32 | DType::F64 | DType::BF16 | DType::F16) {
+            return Err(Error::invalid(format!(
+                "compute dtype {dtype:?} is not a float dtype"
+            )));
+        }
+        if dtype == self.compute {
+            return Ok(self);
+        }
+        let (cos, sin) = rope_tables(&self.config, dtype, &self.device)?;
+        Ok(Model {
+            cos,
+            sin,
+            compute: dtype,
+            ..self
         })
     }
 
@@ -163,9 +209,14 @@ impl Model {
         &self.device
     }
 
-    /// The weights' dtype.
+    /// The weights' dtype (the `Var`s, which the optimiser updates).
     pub fn dtype(&self) -> DType {
         self.dtype
+    }
+
+    /// The dtype forward passes compute in (see the module docs).
+    pub fn compute_dtype(&self) -> DType {
+        self.compute
     }
 
     /// The variable map holding every weight under its HF name (shared, not copied).
@@ -197,14 +248,24 @@ impl Model {
         self.config.num_parameters()
     }
 
-    /// A view of this model whose weights are detached from the autograd graph but share
-    /// storage with the `Var`s: it sees every optimiser update, copies nothing, and its
-    /// forward pass records no graph (faster for sampling and reference log-probs).
-    pub fn detached(&self) -> Model {
-        Model {
-            weights: self.weights.detached(),
+    /// A view of this model whose weights are detached from the autograd graph, for
+    /// sampling and reference log-probs: its forward pass records no graph.
+    ///
+    /// When the compute dtype is the weights' dtype, the view shares storage with the `Var`s:
+    /// it copies nothing and sees every optimiser update. Otherwise it holds the weights cast
+    /// to the compute dtype once, here (so a decode loop does not cast them at every token):
+    /// a snapshot that does not see later updates, so take a fresh view after one.
+    pub fn detached(&self) -> Result<Model> {
+        let weights = self.weights.detached();
+        let weights = if weights.dtype() == self.compute {
+            weights
+        } else {
+            weights.to_dtype(self.compute)?
+        };
+        Ok(Model {
+            weights,
             ..self.clone()
-        }
+        })
     }
 
     /// A deep copy with its own storage (for a frozen reference policy).
@@ -214,7 +275,8 @@ impl Model {
             .into_iter()
             .map(|(name, var)| Ok((name, var.as_tensor().copy()?)))
             .collect::<Result<HashMap<_, _>>>()?;
-        Self::from_tensors(&self.config, tensors, self.dtype, &self.device)
+        Self::from_tensors(&self.config, tensors, self.dtype, &self.device)?
+            .with_compute_dtype(self.compute)
     }
 
     /// Logits for every position.
@@ -223,7 +285,8 @@ impl Model {
     /// - `input_ids`: `[batch, seq]`, u32, left padded.
     /// - `left_pad`: `batch` entries, the number of padding tokens at the start of each row
     ///   (counting those already in `cache`).
-    /// - returns `[batch, seq, vocab]` in the model dtype.
+    /// - returns `[batch, seq, vocab]`: f32 when the compute dtype is bf16 or f16, else the
+    ///   compute dtype.
     ///
     /// With a cache, `input_ids` continues the cached sequences and is appended to the cache.
     pub fn forward(
@@ -283,6 +346,14 @@ impl Model {
             .index_select(&pos, 0)?
             .reshape((batch, 1, seq, half))?;
         let mask = self.mask(left_pad, offset, seq)?;
+        // The master weights cast to the compute dtype, once for the whole pass.
+        let cast;
+        let weights = if self.weights.dtype() == self.compute {
+            &self.weights
+        } else {
+            cast = self.weights.to_dtype(self.compute)?;
+            &cast
+        };
 
         let ids = input_ids.flatten_all()?;
         let vocab = self.config.vocab_size as u32;
@@ -291,25 +362,41 @@ impl Model {
                 "a token id is outside the vocabulary of {vocab}"
             )));
         }
-        let mut x = self.weights.embed.index_select(&ids, 0)?.reshape((
-            batch,
-            seq,
-            self.config.hidden_size,
-        ))?;
-        for (index, layer) in self.weights.layers.iter().enumerate() {
+        let mut x =
+            weights
+                .embed
+                .index_select(&ids, 0)?
+                .reshape((batch, seq, self.config.hidden_size))?;
+        for (index, layer) in weights.layers.iter().enumerate() {
             let slot = cache.as_mut().map(|c| &mut c.layers[index]);
             x = self.layer(layer, &x, &cos, &sin, mask.as_ref(), slot)?;
         }
         if let Some(c) = cache.as_mut() {
             c.len = total;
         }
-        Ok(rms_norm(&x, &self.weights.norm, self.config.rms_norm_eps)?)
+        Ok(rms_norm(&x, &weights.norm, self.config.rms_norm_eps)?)
     }
 
-    /// Projects hidden states `[.., hidden]` to logits `[.., vocab]`.
+    /// Projects hidden states `[.., hidden]` (compute dtype) to logits `[.., vocab]`: the
+    /// multiply runs in the compute dtype, and with bf16 or f16 the logits are returned in
+    /// f32, so every log-softmax over the vocabulary runs in f32.
     pub fn logits(&self, hidden: &Tensor) -> Result<Tensor> {
         let head = self.weights.lm_head.as_ref().unwrap_or(&self.weights.embed);
-        Ok(linear(hidden, head, None)?)
+        if head.dtype() == self.compute && !is_half(self.compute) {
+            return Ok(linear(hidden, head, None)?);
+        }
+        let head = head.to_dtype(self.compute)?;
+        Ok(linear(hidden, &head, None)?.to_dtype(self.attention_dtype())?)
+    }
+
+    /// The dtype of the attention softmax and of the logits: f32 for a half compute dtype,
+    /// else the compute dtype.
+    fn attention_dtype(&self) -> DType {
+        if is_half(self.compute) {
+            DType::F32
+        } else {
+            self.compute
+        }
     }
 
     /// Position ids for `seq` new columns after `offset` cached ones: the index from each
@@ -333,11 +420,7 @@ impl Model {
         if seq == 1 && left_pad.iter().all(|&p| p == 0) {
             return Ok(None);
         }
-        let value = if self.dtype == DType::F16 {
-            MASK_VALUE_F16
-        } else {
-            MASK_VALUE
-        };
+        let value = MASK_VALUE;
         let mut data = Vec::with_capacity(left_pad.len() * seq * total);
         for &pad in left_pad {
             for i in 0..seq {
@@ -352,7 +435,7 @@ impl Model {
             }
         }
         let mask = Tensor::from_vec(data, (left_pad.len(), 1, seq, total), &self.device)?;
-        Ok(Some(mask.to_dtype(self.dtype)?))
+        Ok(Some(mask.to_dtype(self.attention_dtype())?))
     }
 
     fn layer(
@@ -395,11 +478,14 @@ impl Model {
         let k = repeat_kv(&k, heads / kv_heads)?;
         let v = repeat_kv(&v, heads / kv_heads)?;
         let scores = (q.matmul(&k.t()?)? * (1.0 / (hd as f64).sqrt()))?;
+        // Half precision: the mask and the softmax in f32, the probabilities cast back.
+        let scores = scores.to_dtype(self.attention_dtype())?;
         let scores = match mask {
             Some(m) => scores.broadcast_add(m)?,
             None => scores,
         };
-        let attn = softmax_last_dim(&scores)?.matmul(&v)?;
+        let probs = softmax_last_dim(&scores)?.to_dtype(self.compute)?;
+        let attn = probs.matmul(&v)?;
         let attn = attn.transpose(1, 2)?.reshape((batch, seq, heads * hd))?;
         let x = (x + linear(&attn, &layer.o, layer.o_bias.as_ref())?)?;
 
@@ -409,6 +495,11 @@ impl Model {
         let mlp = linear(&(gate * up)?, &layer.down, None)?;
         Ok((x + mlp)?)
     }
+}
+
+/// Whether `dtype` is a 16-bit float.
+fn is_half(dtype: DType) -> bool {
+    matches!(dtype, DType::BF16 | DType::F16)
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! The decoder's weights, layer by layer, and their random initialisation.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
+use std::result::Result as StdResult;
 
-use candle_core::{Tensor, Var};
+use candle_core::{DType, Tensor, Var};
 
 use rand_distr::{Distribution, Normal};
 
@@ -79,33 +81,53 @@ impl Weights {
         })
     }
 
+    /// The same weights detached from the autograd graph (views sharing storage).
     pub(super) fn detached(&self) -> Self {
-        let d = |t: &Tensor| t.detach();
-        let od = |t: &Option<Tensor>| t.as_ref().map(Tensor::detach);
-        Weights {
-            embed: d(&self.embed),
+        match self.map(|t| Ok::<_, Infallible>(t.detach())) {
+            Ok(weights) => weights,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The weights cast to `dtype` (differentiable: gradients flow back to the originals).
+    pub(super) fn to_dtype(&self, dtype: DType) -> candle_core::Result<Self> {
+        self.map(|t| t.to_dtype(dtype))
+    }
+
+    /// The dtype the weights are stored in.
+    pub(super) fn dtype(&self) -> DType {
+        self.embed.dtype()
+    }
+
+    /// Every weight through `f`.
+    fn map<E>(&self, f: impl Fn(&Tensor) -> StdResult<Tensor, E>) -> StdResult<Self, E> {
+        let of = |t: &Option<Tensor>| t.as_ref().map(&f).transpose();
+        Ok(Weights {
+            embed: f(&self.embed)?,
             layers: self
                 .layers
                 .iter()
-                .map(|l| Layer {
-                    input_norm: d(&l.input_norm),
-                    q: d(&l.q),
-                    k: d(&l.k),
-                    v: d(&l.v),
-                    o: d(&l.o),
-                    q_bias: od(&l.q_bias),
-                    k_bias: od(&l.k_bias),
-                    v_bias: od(&l.v_bias),
-                    o_bias: od(&l.o_bias),
-                    post_norm: d(&l.post_norm),
-                    gate: d(&l.gate),
-                    up: d(&l.up),
-                    down: d(&l.down),
+                .map(|l| {
+                    Ok(Layer {
+                        input_norm: f(&l.input_norm)?,
+                        q: f(&l.q)?,
+                        k: f(&l.k)?,
+                        v: f(&l.v)?,
+                        o: f(&l.o)?,
+                        q_bias: of(&l.q_bias)?,
+                        k_bias: of(&l.k_bias)?,
+                        v_bias: of(&l.v_bias)?,
+                        o_bias: of(&l.o_bias)?,
+                        post_norm: f(&l.post_norm)?,
+                        gate: f(&l.gate)?,
+                        up: f(&l.up)?,
+                        down: f(&l.down)?,
+                    })
                 })
-                .collect(),
-            norm: d(&self.norm),
-            lm_head: od(&self.lm_head),
-        }
+                .collect::<StdResult<_, E>>()?,
+            norm: f(&self.norm)?,
+            lm_head: of(&self.lm_head)?,
+        })
     }
 }
 

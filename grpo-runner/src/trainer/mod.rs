@@ -56,6 +56,8 @@ use report::{StepFacts, StepTally, UpdateOutcome};
 use rollout::Group;
 use setup::{load_tasks, sandbox_for};
 
+pub use update::completion_logprobs;
+
 /// What [`Trainer::run`] ends with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
@@ -127,7 +129,7 @@ impl Trainer {
         config.resolve_from_pack(&manifest);
         config.validate()?;
         let template = config.template(&manifest);
-        let device = Device::Cpu;
+        let device = config.model.device.open()?;
         let (policy, tokenizer) = match config.model_path() {
             None => {
                 // Every character a prompt, a reference solution or a warm-up plan uses.
@@ -182,6 +184,7 @@ impl Trainer {
                     );
                     model_config.max_position_embeddings = needed;
                 }
+                // f32 master weights whatever the compute dtype (set in `assemble`).
                 let model = Model::random(&model_config, DType::F32, &device, spec.seed)?;
                 (model, tokenizer)
             }
@@ -208,6 +211,12 @@ impl Trainer {
         eval_tasks: Vec<Task>,
     ) -> Result<Self> {
         crate::cpu::flush_denormals_to_zero();
+        // The weights stay f32 (the optimiser's master copy); forward passes cast them.
+        let compute = config.model.dtype.dtype();
+        let policy = policy.with_compute_dtype(compute)?;
+        let reference = reference
+            .map(|r| r.with_compute_dtype(compute))
+            .transpose()?;
         let template = config.template(manifest);
         let optimizer = AdamW::new(policy.named_vars(), config.optimizer.adamw())?;
         let sandbox = sandbox_for(&config, &[&train_tasks, &eval_tasks])?;
@@ -225,6 +234,8 @@ impl Trainer {
         let prompt_rng = ChaCha8Rng::seed_from_u64(derive_seed(config.seed, 1, 0, 0));
         tracing::info!(
             parameters = policy.num_parameters(),
+            device = %config.model.device,
+            dtype = %config.model.dtype,
             train = train_tasks.len(),
             eval = eval_tasks.len(),
             "trainer ready"
@@ -266,7 +277,8 @@ impl Trainer {
             path: root.clone(),
             message: "no checkpoint to resume from".into(),
         })?;
-        let ckpt = checkpoint::read(&dir, &Device::Cpu)?;
+        let device = config.model.device.open()?;
+        let ckpt = checkpoint::read(&dir, &device)?;
         let (train_tasks, eval_tasks, manifest) = load_tasks(&config)?;
         let mut trainer = Self::assemble(
             config,
@@ -450,8 +462,9 @@ impl Trainer {
         Ok((record, samples))
     }
 
-    /// Group-relative advantages of the shaped rewards, `[groups, G]` (f64, on the host);
-    /// `None` when no group is left to train on.
+    /// Group-relative advantages of the shaped rewards, `[groups, G]` (f64, on the host:
+    /// a few numbers per step, and Metal has no f64; the update moves its rows to the
+    /// model's device as f32); `None` when no group is left to train on.
     fn advantages(&self, used: &[Group]) -> Result<Option<Tensor>> {
         if used.is_empty() {
             return Ok(None);

@@ -10,9 +10,8 @@ use grpo_rewards::{RewardError, RewardSet, ScoredResult};
 use grpo_tasks::Task;
 use rand::Rng;
 
-use super::update::window_logits;
+use super::update::completion_logprobs;
 use super::{Trainer, derive_seed};
-use crate::batch::PackedBatch;
 use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::sampler::{Completion, SamplingConfig, sample_from};
@@ -185,24 +184,7 @@ fn reference_logprobs(
     group: &[Completion],
     temperature: f64,
 ) -> Result<Vec<Vec<f32>>> {
-    let rows: Vec<(&[u32], &[u32])> = group.iter().map(|c| (prompt, &c.tokens[..])).collect();
-    let eos = reference
-        .config()
-        .eos_token_ids
-        .first()
-        .copied()
-        .unwrap_or(0);
-    let (offset, batch) = PackedBatch::pack(&rows, eos, reference.device())?.completion_window()?;
-    let mut logits = window_logits(&reference.detached(), &batch, offset)?;
-    if temperature != 1.0 {
-        logits = (logits / temperature)?;
-    }
-    let logp = grpo_core::token_logprobs(&logits, &batch.targets)?.to_vec2::<f32>()?;
-    Ok(logp
-        .iter()
-        .zip(batch.starts.iter().zip(&batch.lens))
-        .map(|(row, (&s, &l))| row[s..s + l].to_vec())
-        .collect())
+    completion_logprobs(&reference.detached()?, prompt, group, temperature)
 }
 
 /// Scores `groups`, scoring a group again (up to `retries` times) while it faults; a group

@@ -14,6 +14,7 @@ use crate::batch::PackedBatch;
 use crate::error::{Error, Result};
 use crate::metrics::mean_std;
 use crate::model::Model;
+use crate::sampler::Completion;
 
 impl Trainer {
     /// μ passes over the rollouts in minibatches of whole groups (`advantages`: one row per
@@ -125,7 +126,8 @@ impl Trainer {
 }
 
 /// Logits of `batch`'s target positions from `offset` on (see
-/// [`PackedBatch::completion_window`]): the prompt's positions are never projected.
+/// [`PackedBatch::completion_window`]): the prompt's positions are never projected. In f32
+/// when the model computes in bf16 or f16 (see [`Model::logits`]).
 pub(super) fn window_logits(model: &Model, batch: &PackedBatch, offset: usize) -> Result<Tensor> {
     let hidden = model.forward_hidden(&batch.inputs, &batch.left_pad(), None)?;
     let (_, seq, _) = hidden.dims3()?;
@@ -135,6 +137,32 @@ pub(super) fn window_logits(model: &Model, batch: &PackedBatch, offset: usize) -
         hidden.narrow(1, offset, seq - offset)?
     };
     model.logits(&hidden)
+}
+
+/// Log-probs of each completion of one group (`prompt` followed by each completion's tokens),
+/// recomputed as the update computes them: one packed, right-padded teacher-forced forward
+/// pass of `model` (recording a graph unless `model` is a [`Model::detached`] view), logits
+/// divided by `temperature`, log-softmax in f32. What the sampler recorded must agree with
+/// this within the tolerance of the compute dtype (the ratio starts at 1).
+pub fn completion_logprobs(
+    model: &Model,
+    prompt: &[u32],
+    group: &[Completion],
+    temperature: f64,
+) -> Result<Vec<Vec<f32>>> {
+    let rows: Vec<(&[u32], &[u32])> = group.iter().map(|c| (prompt, &c.tokens[..])).collect();
+    let eos = model.config().eos_token_ids.first().copied().unwrap_or(0);
+    let (offset, batch) = PackedBatch::pack(&rows, eos, model.device())?.completion_window()?;
+    let mut logits = window_logits(model, &batch, offset)?;
+    if temperature != 1.0 {
+        logits = (logits / temperature)?;
+    }
+    let logp = grpo_core::token_logprobs(&logits, &batch.targets)?.to_vec2::<f32>()?;
+    Ok(logp
+        .iter()
+        .zip(batch.starts.iter().zip(&batch.lens))
+        .map(|(row, (&s, &l))| row[s..s + l].to_vec())
+        .collect())
 }
 
 /// Per-row values placed at each row's completion positions, zeros elsewhere: `[rows, seq]`.

@@ -7,6 +7,7 @@ mod cli_eval;
 mod cli_tasks;
 mod common;
 mod model;
+mod precision;
 mod sampler;
 mod smollm2;
 mod trainer_faults;

@@ -79,6 +79,13 @@ fn resume_continues_identically_with_reference_and_minibatches() {
     ]);
 }
 
+/// In bf16 the checkpoint holds the f32 master weights, the frozen reference and the f32
+/// moments; the resumed run casts them again and continues exactly.
+#[test]
+fn resume_continues_identically_in_bf16() {
+    resume_matches(&["model.dtype=bf16", "algorithm.loss.beta=0.04"]);
+}
+
 /// A run killed during its warm-up has no checkpoint: `grpo train --resume` starts it over
 /// from the saved config (with a warning) and ends where an uninterrupted run ends. A torn
 /// record left by the kill is dropped.
