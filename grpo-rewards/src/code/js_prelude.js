@@ -119,6 +119,7 @@
       return target;
     };
     target.emit = (event, ...a) => { for (const fn of handlers[event] ?? []) fn(...a); return true; };
+    target.listenerCount = (event) => (handlers[event] ?? []).length;
     return target;
   }
 
@@ -130,8 +131,12 @@
     if ((event === 'data' || event === 'end' || event === 'readable') && !stdinFlowing) {
       stdinFlowing = true;
       onceQueue(() => {
-        const text = stdinString();
-        if (text.length) stdin.emit('data', text);
+        // With 'readable' listeners the program pulls with read(); else 'data' pushes.
+        if (stdin.listenerCount('readable') > 0) stdin.emit('readable');
+        else {
+          const text = stdinString();
+          if (text.length) stdin.emit('data', text);
+        }
         stdin.emit('end');
         stdin.emit('close');
       });
@@ -141,7 +146,13 @@
   stdin.setEncoding = () => stdin;
   stdin.resume = () => stdin;
   stdin.pause = () => stdin;
-  stdin.read = () => { const t = stdinString(); stdinText = ''; return t.length ? t : null; };
+  let stdinDrained = false;
+  stdin.read = () => {
+    if (stdinDrained) return null;
+    stdinDrained = true;
+    const t = stdinString();
+    return t.length ? t : null;
+  };
   stdin[Symbol.asyncIterator] = async function* () { const t = stdinString(); if (t.length) yield t; };
 
   const started = Date.now();

@@ -240,7 +240,12 @@ impl CodeReward {
                             },
                             exit_code: Some(step.return_code),
                             stdout: String::new(),
-                            stderr: format!("compile error:\n{}", step.stderr),
+                            // Verdicts quote stderr's last line: make it say what happened.
+                            stderr: format!(
+                                "{}\ncompile error (the compiler exited {})",
+                                step.stderr.trim_end(),
+                                step.return_code
+                            ),
                             duration_ms: step.duration_ms,
                             truncated: false,
                         }

@@ -79,6 +79,9 @@ fn stdin_the_ways_solutions_read_it() {
             "let s = ''; process.stdin.on('data', (c) => (s += c)); process.stdin.on('end', () => {{ const nums = s.split('\\n')[1].split(' ').map(Number); {sum}; }});"
         ),
         format!(
+            "let input = ''; process.stdin.on('readable', () => {{ let c; while ((c = process.stdin.read()) !== null) input += c; }}); process.stdin.on('end', () => {{ const nums = input.split('\\n')[1].split(' ').map(Number); {sum}; }});"
+        ),
+        format!(
             "(async () => {{ const rl = require('node:readline').createInterface({{ input: process.stdin }}); const got = []; for await (const l of rl) got.push(l); const nums = got[1].split(' ').map(Number); {sum}; }})();"
         ),
     ];

@@ -627,6 +627,56 @@ mod score {
         assert_eq!(results[0]["task_id"], "c1");
     }
 
+    /// open-r1's `verification_info` in C++ and JavaScript: the completions' fenced code in
+    /// that language is compiled (C++) and run against each case.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn verification_info_in_other_languages() {
+        crate::cc_toolchain::ensure();
+        let server = Server::default().await;
+        let cases = json!([{"type": "stdin_stdout", "input": "1 2\n", "output": "3\n"},
+                           {"type": "stdin_stdout", "input": "10 -3\n", "output": "7\n"}]);
+        let completions = [
+            "<think>add</think><answer>```cpp\n#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << std::endl; }\n```</answer>",
+            "```cpp\nint main() { return 0; }\n```",
+            "```cpp\nint main() { this does not compile }\n```",
+        ];
+        let results = score(
+            &server,
+            json!({"verification_info": {"language": "cpp", "test_cases": cases}, "completions": completions}),
+        )
+        .await;
+        let kinds: Vec<&str> = results
+            .iter()
+            .map(|r| r["verdict"]["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            ["correct", "tests_failed", "tests_failed"],
+            "{results:?}"
+        );
+        assert!(
+            results[2]["verdict"]["tests"][0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("compile error"),
+            "{results:?}"
+        );
+        let completions = [
+            "```javascript\nconst [a, b] = require('fs').readFileSync(0, 'utf8').split(' ').map(Number);\nconsole.log(a + b);\n```",
+            "```js\nconsole.log(3)\n```",
+        ];
+        let results = score(
+            &server,
+            json!({"verification_info": {"language": "javascript", "test_cases": cases}, "completions": completions}),
+        )
+        .await;
+        assert_eq!(
+            (results[0]["reward"].clone(), results[1]["reward"].clone()),
+            (json!(1.0), json!(0.5)),
+            "{results:?}"
+        );
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn verl_ground_truth_code() {
         let server = Server::default().await;
