@@ -29,7 +29,8 @@ fn compiler() -> Compiler {
         if let (Err(_), Some(wheel)) =
             (Toolchain::locate(&root), std::env::var_os("GRPO_ZIG_WHEEL"))
         {
-            Toolchain::install_from_file(&root, wheel.as_ref(), &mut |_| {}).unwrap();
+            let report = Toolchain::install_from_file(&root, wheel.as_ref(), &mut |_| {}).unwrap();
+            eprintln!("installed from a local wheel in {} ms", report.elapsed_ms);
         }
         let compiler = Compiler::shared().unwrap_or_else(|e| panic!("{e}"));
         let warm = rt().block_on(compiler.warm_up()).unwrap();
@@ -202,6 +203,7 @@ fn hostile_limits() -> CompileLimits {
 #[track_caller]
 fn refused(lang: CLang, source: &str, secrets: &[&str]) -> String {
     let limits = hostile_limits();
+    compiler(); // installed and warm before the clock starts
     let start = Instant::now();
     let compiled = compile_with(lang, &fresh(source), &limits);
     let elapsed = start.elapsed();
@@ -336,6 +338,7 @@ fn the_wall_clock_limit_kills_the_compiler() {
         wall_ms: 1_500,
         ..CompileLimits::default()
     };
+    compiler();
     let start = Instant::now();
     let compiled = compile_with(CLang::C, &fresh(&macro_bomb()), &limits);
     assert!(
@@ -346,4 +349,53 @@ fn the_wall_clock_limit_kills_the_compiler() {
     let (code, stderr, _) = failed(compiled);
     assert_eq!(code, TIMEOUT_CODE, "{stderr}");
     assert!(stderr.contains("wall-clock limit"), "{stderr}");
+}
+
+/// Compile times through the whole path (job dir, confinement, zig), medians of fresh sources.
+/// Run with `cargo test -p grpo-rewards --test all cc::compile_speed -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a check"]
+fn compile_speed() {
+    use grpo_rewards::code::cc::CompilerOptions;
+    let with_pch = compiler();
+    let without_pch = Compiler::with_options(
+        with_pch.toolchain().clone(),
+        CompilerOptions {
+            use_pch: false,
+            ..CompilerOptions::default()
+        },
+    );
+    let median = |compiler: &Compiler, lang: CLang, source: &str| {
+        let mut times: Vec<u128> = (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                let compiled = rt()
+                    .block_on(compiler.compile(lang, &fresh(source), &CompileLimits::default()))
+                    .unwrap();
+                module(compiled);
+                start.elapsed().as_millis()
+            })
+            .collect();
+        times.sort();
+        times[2]
+    };
+    let c = median(&with_pch, CLang::C, HELLO_C);
+    let cpp = median(&with_pch, CLang::Cpp, HELLO_CPP);
+    let bits_no_pch = median(&without_pch, CLang::Cpp, CODEFORCES);
+    let bits_pch = median(&with_pch, CLang::Cpp, CODEFORCES);
+    let source = fresh(CODEFORCES);
+    module(
+        rt().block_on(with_pch.compile(CLang::Cpp, &source, &CompileLimits::default()))
+            .unwrap(),
+    );
+    let start = Instant::now();
+    for _ in 0..1000 {
+        let hit = rt().block_on(with_pch.compile(CLang::Cpp, &source, &CompileLimits::default()));
+        assert!(module(hit.unwrap()).1);
+    }
+    let hit_us = start.elapsed().as_micros() / 1000;
+    eprintln!(
+        "C hello {c} ms; C++ iostream {cpp} ms; C++ <bits/stdc++.h> {bits_no_pch} ms, \
+         with the precompiled header {bits_pch} ms; cache hit {hit_us} us"
+    );
 }

@@ -14,6 +14,7 @@ pub mod sample;
 pub mod score;
 pub mod serve;
 pub mod tasks;
+pub mod toolchain;
 pub mod train;
 
 /// Every `grpo` subcommand.
@@ -35,6 +36,8 @@ pub enum Command {
     Tasks(tasks::Args),
     /// Serve the verifiers over HTTP.
     Serve(serve::Args),
+    /// Install or inspect the pinned C/C++ toolchain.
+    Toolchain(toolchain::Args),
 }
 
 impl Command {
@@ -49,6 +52,7 @@ impl Command {
             Command::RunPython(args) => args.execute(),
             Command::Tasks(args) => args.execute(),
             Command::Serve(args) => args.execute(),
+            Command::Toolchain(args) => args.execute(),
         }
     }
 }

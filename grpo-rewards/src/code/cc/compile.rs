@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -187,11 +188,11 @@ impl Default for CompilerOptions {
 /// Compiles C and C++ to wasm32-wasi with the pinned zig, confined. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Compiler {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 #[derive(Debug)]
-struct Inner {
+pub(super) struct Inner {
     toolchain: Toolchain,
     options: CompilerOptions,
     version: String,
@@ -201,6 +202,8 @@ struct Inner {
     memory: Mutex<Lru>,
     disk: Option<DiskCache>,
     permits: Semaphore,
+    /// The warm-up has built zig's libraries (see [`job_ruleset`]).
+    pub(super) warm: AtomicBool,
     /// One lock per key being compiled, so a group of identical sources compiles once.
     in_flight: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -224,6 +227,7 @@ impl Compiler {
                 memory: Mutex::new(Lru::new(options.cache_entries)),
                 disk,
                 permits: Semaphore::new(options.max_parallel.max(1)),
+                warm: AtomicBool::new(warm_marker(&toolchain).is_file()),
                 in_flight: Mutex::new(HashMap::new()),
                 version: probe.version,
                 confinement: probe.confinement,
@@ -475,8 +479,14 @@ impl Compiler {
         };
         let ruleset = match inner.confinement.landlock_abi {
             Some(abi) => Some(
-                job_ruleset(&inner.toolchain, abi, job, !inner.confinement.net_ns)
-                    .map_err(spawn_error)?,
+                job_ruleset(
+                    &inner.toolchain,
+                    abi,
+                    job,
+                    !inner.confinement.net_ns,
+                    inner.warm.load(Ordering::Acquire),
+                )
+                .map_err(spawn_error)?,
             ),
             None => None,
         };
@@ -564,19 +574,32 @@ pub(crate) fn pch_path(toolchain: &Toolchain) -> PathBuf {
         .join(format!("stdc++-{}.pch", &super::toolchain::hex(&key)[..16]))
 }
 
-/// The rules for one job: the toolchain read-only, zig's global cache and the job read-write.
+/// The marker the warm-up leaves once zig's libraries for the job flags are built.
+pub(crate) fn warm_marker(toolchain: &Toolchain) -> PathBuf {
+    let key = cache::key(&[
+        CLang::C.flags().join(" ").as_bytes(),
+        CLang::Cpp.flags().join(" ").as_bytes(),
+        LINK_FLAGS.join(" ").as_bytes(),
+    ]);
+    toolchain
+        .root()
+        .join(format!("warm-{}", &super::toolchain::hex(&key)[..16]))
+}
+
+/// The rules for one job: the toolchain read-only, the job read-write, and of zig's global
+/// cache either everything (`warm == false`: zig still has libraries to build) or only its
+/// manifests (`h/`, which zig opens for writing to lock them): once warm, a job can read the
+/// built libraries (`o/`) but not replace them, so no compile can poison the next.
 pub(crate) fn job_ruleset(
     toolchain: &Toolchain,
     abi: u32,
     job: &Path,
     deny_tcp: bool,
+    warm: bool,
 ) -> std::io::Result<Ruleset> {
-    Ruleset::new(
-        abi,
-        &[toolchain.root()],
-        &[&toolchain.global_cache_dir(), job],
-        deny_tcp,
-    )
+    let cache = toolchain.global_cache_dir();
+    let cache = if warm { cache.join("h") } else { cache };
+    Ruleset::new(abi, &[toolchain.root()], &[&cache, job], deny_tcp)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -730,7 +753,7 @@ fn probe_once(
         .prefix("grpo-cc-probe-")
         .tempdir()?;
     let ruleset = match abi {
-        Some(abi) => Some(job_ruleset(toolchain, abi, job.path(), !unshare)?),
+        Some(abi) => Some(job_ruleset(toolchain, abi, job.path(), !unshare, false)?),
         None => None,
     };
     let plan = ChildPlan {

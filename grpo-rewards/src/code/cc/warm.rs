@@ -2,11 +2,14 @@
 //! first use (a minute or more), so the install compiles a C and a C++ program with the exact
 //! job flags, and precompiles `<bits/stdc++.h>` (which cuts a competitive-programming C++
 //! compile to about a third). Each step runs confined like a job, so a warm-up that succeeds
-//! also shows the confinement works with this toolchain.
+//! also shows the confinement works with this toolchain. Until the warm-up has finished, jobs
+//! may write all of zig's global cache; after it, only its manifests.
 
 use std::time::Instant;
 
-use super::compile::{CLang, CompileLimits, Compiled, Compiler, Exit, pch_path};
+use std::sync::atomic::Ordering;
+
+use super::compile::{CLang, CompileLimits, Compiled, Compiler, Exit, pch_path, warm_marker};
 use super::error::CcError;
 use super::toolchain::elapsed_ms;
 
@@ -76,6 +79,9 @@ impl Compiler {
                 .await?;
         }
         report.bits_ms = elapsed_ms(step);
+        let marker = warm_marker(self.toolchain());
+        std::fs::write(&marker, b"").map_err(|e| CcError::io(&marker, e))?;
+        self.inner.warm.store(true, Ordering::Release);
         report.total_ms = elapsed_ms(start);
         tracing::info!(?report, "the C/C++ toolchain is warm");
         Ok(report)
