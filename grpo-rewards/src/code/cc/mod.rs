@@ -26,6 +26,7 @@ mod cache;
 mod compile;
 mod confine;
 mod error;
+mod run;
 mod toolchain;
 mod warm;
 
