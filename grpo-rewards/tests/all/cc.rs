@@ -119,6 +119,36 @@ fn confinement_is_active_on_this_host() {
 }
 
 #[test]
+fn without_namespaces_landlock_denies_tcp_and_files_still() {
+    use grpo_rewards::code::cc::CompilerOptions;
+    let compiler = Compiler::with_options(
+        compiler().toolchain().clone(),
+        CompilerOptions {
+            namespaces: false,
+            ..CompilerOptions::default()
+        },
+    );
+    let confinement = compiler.confinement();
+    assert!(
+        !confinement.user_ns && !confinement.net_ns,
+        "{confinement:?}"
+    );
+    assert!(confinement.landlock_net, "{confinement:?}");
+    let limits = CompileLimits::default();
+    module(
+        rt().block_on(compiler.compile(CLang::C, &fresh(HELLO_C), &limits))
+            .unwrap(),
+    );
+    let passwd = passwd_line();
+    let compiled = rt()
+        .block_on(compiler.compile(CLang::C, &fresh("#include \"/etc/passwd\"\n"), &limits))
+        .unwrap();
+    let (_, stderr, _) = failed(compiled);
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert!(!stderr.contains(&passwd), "{stderr}");
+}
+
+#[test]
 fn c_and_cpp_hello_compile_to_wasm() {
     let (wasm, _, _) = module(compile(CLang::C, HELLO_C));
     assert!(wasm.windows(6).any(|w| w == b"_start"), "no _start export");

@@ -166,6 +166,9 @@ pub struct CompilerOptions {
     pub max_parallel: usize,
     /// Use the precompiled `<bits/stdc++.h>` when the warm-up built one.
     pub use_pch: bool,
+    /// Try a user and network namespace first (the default); false goes straight to the
+    /// fallback, Landlock's TCP rules, as on kernels that refuse namespaces.
+    pub namespaces: bool,
 }
 
 impl Default for CompilerOptions {
@@ -176,6 +179,7 @@ impl Default for CompilerOptions {
             disk_cache: false,
             max_parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),
             use_pch: true,
+            namespaces: true,
         }
     }
 }
@@ -215,7 +219,7 @@ impl Compiler {
 
     /// A compiler with `options`.
     pub fn with_options(toolchain: Toolchain, options: CompilerOptions) -> Compiler {
-        let probe = probe(&toolchain);
+        let probe = probe(&toolchain, options.namespaces);
         let disk = options
             .disk_cache
             .then(|| DiskCache::new(toolchain.root().join("wasm-cache")));

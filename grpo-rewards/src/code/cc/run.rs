@@ -231,11 +231,14 @@ pub(super) struct Probe {
 
 /// Runs `zig cc --version` under the strongest confinement the kernel allows, stepping down
 /// (no namespaces, then no Landlock) with a warning at each refusal.
-pub(super) fn probe(toolchain: &Toolchain) -> Probe {
+pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
     let abi = confine::landlock_abi();
     let mut unconfined_reason = abi.is_none().then(|| "Landlock is not enabled".to_owned());
     let attempts = [(true, abi), (false, abi), (false, None)];
     for (unshare, abi) in attempts {
+        if unshare && !namespaces {
+            continue;
+        }
         match probe_once(toolchain, unshare, abi) {
             Ok(clang) => {
                 let confinement = Confinement {
