@@ -67,7 +67,11 @@ fn install(
     );
     let mut on_progress = |progress: Progress| match progress {
         Progress::Fetch { done, total } => {
-            bar.set_prefix(if from_file.is_some() { "check" } else { "download" });
+            bar.set_prefix(if from_file.is_some() {
+                "check"
+            } else {
+                "download"
+            });
             if let Some(total) = total {
                 bar.set_length(total);
             }
