@@ -58,9 +58,29 @@ fn module(compiled: Compiled) -> (std::sync::Arc<[u8]>, bool, u64) {
             compile_ms,
         } => {
             assert!(wasm.starts_with(b"\0asm\x01\0\0\0"), "not a wasm module");
+            assert_wasi_command(&wasm);
             (wasm, cached, compile_ms)
         }
         Compiled::Failed { stderr, .. } => panic!("did not compile:\n{stderr}"),
+    }
+}
+
+/// A valid core module that exports `_start` and `memory` and imports only WASI preview 1.
+#[track_caller]
+fn assert_wasi_command(wasm: &[u8]) {
+    static ENGINE: OnceLock<wasmtime::Engine> = OnceLock::new();
+    let engine = ENGINE.get_or_init(wasmtime::Engine::default);
+    let module = wasmtime::Module::new(engine, wasm).unwrap();
+    let exports: Vec<&str> = module.exports().map(|e| e.name()).collect();
+    assert!(exports.contains(&"_start"), "{exports:?}");
+    assert!(exports.contains(&"memory"), "{exports:?}");
+    for import in module.imports() {
+        assert_eq!(
+            import.module(),
+            "wasi_snapshot_preview1",
+            "{}",
+            import.name()
+        );
     }
 }
 
@@ -201,6 +221,31 @@ fn a_repeated_source_is_served_from_the_cache() {
     // The same text as C is another key.
     let (_, cached, _) = module(compile(CLang::C, &fresh(HELLO_C)));
     assert!(!cached);
+}
+
+#[test]
+fn the_disk_cache_serves_a_new_compiler() {
+    use grpo_rewards::code::cc::CompilerOptions;
+    let options = CompilerOptions {
+        disk_cache: true,
+        ..CompilerOptions::default()
+    };
+    let toolchain = compiler().toolchain().clone();
+    let source = fresh(HELLO_C);
+    let limits = CompileLimits::default();
+    let first = Compiler::with_options(toolchain.clone(), options.clone());
+    let (wasm, cached, _) = module(
+        rt().block_on(first.compile(CLang::C, &source, &limits))
+            .unwrap(),
+    );
+    assert!(!cached);
+    let second = Compiler::with_options(toolchain, options);
+    let (again, cached, _) = module(
+        rt().block_on(second.compile(CLang::C, &source, &limits))
+            .unwrap(),
+    );
+    assert!(cached);
+    assert_eq!(wasm, again);
 }
 
 #[test]
@@ -402,8 +447,9 @@ fn compile_speed() {
                 let compiled = rt()
                     .block_on(compiler.compile(lang, &fresh(source), &CompileLimits::default()))
                     .unwrap();
+                let ms = start.elapsed().as_millis();
                 module(compiled);
-                start.elapsed().as_millis()
+                ms
             })
             .collect();
         times.sort();
@@ -421,7 +467,7 @@ fn compile_speed() {
     let start = Instant::now();
     for _ in 0..1000 {
         let hit = rt().block_on(with_pch.compile(CLang::Cpp, &source, &CompileLimits::default()));
-        assert!(module(hit.unwrap()).1);
+        assert!(matches!(hit, Ok(Compiled::Module { cached: true, .. })));
     }
     let hit_us = start.elapsed().as_micros() / 1000;
     eprintln!(
