@@ -358,6 +358,25 @@ fn hostile_embed_and_incbin_cannot_pull_host_files_in() {
 }
 
 #[test]
+fn host_paths_do_not_exist_for_the_compiler() {
+    if !compiler().confinement().mount_ns {
+        eprintln!("no mount namespace here: host paths' existence is visible (documented)");
+        return;
+    }
+    for path in ["/etc/passwd", "/etc/hostname", "/home", "/root/.bashrc"] {
+        let source =
+            format!("#if __has_include(\"{path}\")\n#error EXISTS\n#else\n#error ABSENT\n#endif\n");
+        let (_, stderr, _) = failed(compile(CLang::C, &fresh(&source)));
+        assert!(stderr.contains("ABSENT"), "{path}: {stderr}");
+    }
+    // What the compiler needs is still there.
+    let source =
+        "#if __has_include(<stdio.h>) && __has_include(__FILE__)\n#error PRESENT\n#endif\n";
+    let (_, stderr, _) = failed(compile(CLang::C, &fresh(source)));
+    assert!(stderr.contains("PRESENT"), "{stderr}");
+}
+
+#[test]
 fn a_canary_outside_the_job_is_never_seen() {
     let dir = tempfile::tempdir().unwrap();
     let secret = "CANARY-7f3a9c1e-do-not-leak";

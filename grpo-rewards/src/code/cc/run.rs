@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::compile::{CompileLimits, Compiler};
-use super::confine::{self, ChildPlan, Confinement, Ruleset};
+use super::confine::{self, ChildPlan, Confinement, Ruleset, View};
 use super::error::CcError;
 use super::toolchain::{Toolchain, ZIG_VERSION};
 
@@ -67,6 +67,10 @@ impl Compiler {
             ),
             None => None,
         };
+        let view = match inner.confinement.mount_ns {
+            true => Some(job_view(&inner.toolchain, job).map_err(spawn_error)?),
+            false => None,
+        };
         let plan = ChildPlan {
             parent: std::process::id() as libc::pid_t,
             cpu_s: limits.cpu_s,
@@ -74,6 +78,7 @@ impl Compiler {
             file_size: FILE_SIZE_LIMIT,
             open_files: OPEN_FILES,
             unshare: inner.confinement.user_ns,
+            view: view.as_ref().map(View::raw),
             ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
         };
         let mut command = tokio::process::Command::new(&zig);
@@ -95,6 +100,8 @@ impl Compiler {
         }
         let mut child = command.spawn().map_err(spawn_error)?;
         drop(ruleset);
+        // `view` lives until the compiler is gone: removing its directories on the host would
+        // detach the child's mounts (Linux unmounts a mount point unlinked in another namespace).
         let _group = child.id().map(KillGroup);
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
@@ -229,25 +236,45 @@ pub(super) struct Probe {
     pub(super) unconfined_reason: Option<String>,
 }
 
-/// Runs `zig cc --version` under the strongest confinement the kernel allows, stepping down
-/// (no namespaces, then no Landlock) with a warning at each refusal.
+/// The compiler's filesystem view: the toolchain, the job directory and `/proc` (zig finds
+/// its library directory through `/proc/self/exe`; Landlock still denies opening anything in
+/// `/proc`).
+pub(super) fn job_view(toolchain: &Toolchain, job: &Path) -> std::io::Result<View> {
+    View::new(&[toolchain.root(), job, Path::new("/proc")], job)
+}
+
+/// Runs `zig env` and `zig cc --version` under the strongest confinement the kernel allows,
+/// stepping down (no mount namespace, no namespaces, then no Landlock) with a warning at each
+/// refusal.
 pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
     let abi = confine::landlock_abi();
     let mut unconfined_reason = abi.is_none().then(|| "Landlock is not enabled".to_owned());
-    let attempts = [(true, abi), (false, abi), (false, None)];
-    for (unshare, abi) in attempts {
+    let attempts = [
+        (true, true, abi),
+        (true, false, abi),
+        (false, false, abi),
+        (false, false, None),
+    ];
+    for (unshare, mount_ns, abi) in attempts {
         if unshare && !namespaces {
             continue;
         }
-        match probe_once(toolchain, unshare, abi) {
+        match probe_once(toolchain, unshare, mount_ns, abi) {
             Ok(clang) => {
                 let confinement = Confinement {
                     user_ns: unshare,
                     net_ns: unshare,
+                    mount_ns,
                     landlock_abi: abi,
                     landlock_net: !unshare && abi.is_some_and(|a| a >= 4),
                     rlimits: true,
                 };
+                if unshare && !mount_ns {
+                    tracing::warn!(
+                        "no mount namespace for the C/C++ compiler: host paths' existence is \
+                         visible to it (Landlock still hides their contents)"
+                    );
+                }
                 if abi.is_none() {
                     tracing::warn!(
                         "the C/C++ compiler has no filesystem confinement (no Landlock)"
@@ -271,7 +298,7 @@ pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
                 };
             }
             Err(e) => {
-                tracing::warn!(unshare, ?abi, error = %e, "confining the compiler failed; trying less");
+                tracing::warn!(unshare, mount_ns, ?abi, error = %e, "confining the compiler failed; trying less");
                 if abi.is_some() {
                     unconfined_reason = Some(e.to_string());
                 }
@@ -283,6 +310,7 @@ pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
         confinement: Confinement {
             user_ns: false,
             net_ns: false,
+            mount_ns: false,
             landlock_abi: None,
             landlock_net: false,
             rlimits: true,
@@ -291,50 +319,62 @@ pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
     }
 }
 
-/// One probe: the clang version zig reports, under this confinement.
+/// One probe: `zig env` must work (it finds zig's library and cache directories) and `zig cc
+/// --version` gives the clang version, under this confinement.
 fn probe_once(
     toolchain: &Toolchain,
     unshare: bool,
+    mount_ns: bool,
     abi: Option<u32>,
 ) -> std::io::Result<Option<String>> {
     use std::os::unix::process::CommandExt;
     let job = tempfile::Builder::new()
         .prefix("grpo-cc-probe-")
         .tempdir()?;
-    let ruleset = match abi {
-        Some(abi) => Some(job_ruleset(toolchain, abi, job.path(), !unshare, false)?),
-        None => None,
-    };
-    let plan = ChildPlan {
-        parent: std::process::id() as libc::pid_t,
-        cpu_s: 10,
-        address_space: 2048 << 20,
-        file_size: FILE_SIZE_LIMIT,
-        open_files: OPEN_FILES,
-        unshare,
-        ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
-    };
-    let mut command = std::process::Command::new(toolchain.zig());
-    command
-        .args(["cc", "--version"])
-        .current_dir(job.path())
-        .env_clear()
-        .env("ZIG_GLOBAL_CACHE_DIR", toolchain.global_cache_dir())
-        .env("ZIG_LOCAL_CACHE_DIR", job.path().join("zig-cache"))
-        .stdin(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
-    unsafe {
-        command.pre_exec(move || confine::enter(&plan));
+    let mut stdout = Vec::new();
+    for args in [&["env"][..], &["cc", "--version"][..]] {
+        let ruleset = match abi {
+            Some(abi) => Some(job_ruleset(toolchain, abi, job.path(), !unshare, false)?),
+            None => None,
+        };
+        let view = match mount_ns {
+            true => Some(job_view(toolchain, job.path())?),
+            false => None,
+        };
+        let plan = ChildPlan {
+            parent: std::process::id() as libc::pid_t,
+            cpu_s: 10,
+            address_space: 2048 << 20,
+            file_size: FILE_SIZE_LIMIT,
+            open_files: OPEN_FILES,
+            unshare,
+            view: view.as_ref().map(View::raw),
+            ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
+        };
+        let mut command = std::process::Command::new(toolchain.zig());
+        command
+            .args(args)
+            .current_dir(job.path())
+            .env_clear()
+            .env("ZIG_GLOBAL_CACHE_DIR", toolchain.global_cache_dir())
+            .env("ZIG_LOCAL_CACHE_DIR", job.path().join("zig-cache"))
+            .stdin(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
+        unsafe {
+            command.pre_exec(move || confine::enter(&plan));
+        }
+        let output = command.output()?;
+        if !output.status.success() {
+            return Err(std::io::Error::other(format!(
+                "`zig {}` exited with {}",
+                args.join(" "),
+                output.status
+            )));
+        }
+        stdout = output.stdout;
     }
-    let output = command.output()?;
-    if !output.status.success() {
-        return Err(std::io::Error::other(format!(
-            "`zig cc --version` exited with {}",
-            output.status
-        )));
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = String::from_utf8_lossy(&stdout);
     Ok(text
         .split_whitespace()
         .skip_while(|w| *w != "version")
