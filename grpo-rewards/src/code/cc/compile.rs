@@ -201,7 +201,7 @@ pub(super) struct Inner {
     pub(super) memory: Mutex<Lru>,
     pub(super) disk: Option<DiskCache>,
     pub(super) permits: Semaphore,
-    /// The warm-up has built zig's libraries (see [`job_ruleset`]).
+    /// The warm-up has built zig's libraries (see `run::job_ruleset`).
     pub(super) warm: AtomicBool,
     /// Held while warming up, so concurrent first compiles warm once.
     pub(super) warming: tokio::sync::Mutex<()>,
