@@ -426,6 +426,19 @@ fn hostile_compile_time_bombs_end_within_the_limits() {
 }
 
 #[test]
+fn a_huge_initialised_array_is_stopped_by_a_limit() {
+    // 256 MiB of non-zero data (zeros would not be stored): clang runs out of its 2 GiB of
+    // address space building it (100 MiB takes it past the CPU limit instead).
+    let stderr = refused(
+        CLang::C,
+        "static char big[1 << 28] = {[0 ... (1 << 28) - 1] = 7};\n\
+         int main(void) { return big[12345]; }\n",
+        &[],
+    );
+    assert!(stderr.contains("[compiler]"), "{stderr}");
+}
+
+#[test]
 fn the_wall_clock_limit_kills_the_compiler() {
     let limits = CompileLimits {
         cpu_s: 60,
