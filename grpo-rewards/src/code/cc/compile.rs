@@ -160,7 +160,7 @@ pub struct CompilerOptions {
     pub require_filesystem_confinement: bool,
     /// In-memory cache entries.
     pub cache_entries: usize,
-    /// Also keep modules on disk under the toolchain (`wasm-cache/`).
+    /// Also keep modules on disk ([`Toolchain::module_cache_dir`]).
     pub disk_cache: bool,
     /// Compiles at once (each is one or two processes of up to `memory_mb`).
     pub max_parallel: usize,
@@ -222,7 +222,7 @@ impl Compiler {
         let probe = probe(&toolchain, options.namespaces);
         let disk = options
             .disk_cache
-            .then(|| DiskCache::new(toolchain.root().join("wasm-cache")));
+            .then(|| DiskCache::new(toolchain.module_cache_dir()));
         Compiler {
             inner: Arc::new(Inner {
                 memory: Mutex::new(Lru::new(options.cache_entries)),

@@ -278,6 +278,17 @@ impl Toolchain {
         self.root.join("zig-cache")
     }
 
+    /// Where compiled modules are kept on disk when asked for (`<cache>/cc-modules/zig-0.17.0`):
+    /// outside the toolchain directory, which every compile can read, so that no source can
+    /// `#embed` the module of another.
+    pub fn module_cache_dir(&self) -> PathBuf {
+        let version_dir = format!("zig-{ZIG_VERSION}");
+        match self.root.parent() {
+            Some(toolchains) => toolchains.with_file_name("cc-modules").join(version_dir),
+            None => PathBuf::from("cc-modules").join(version_dir),
+        }
+    }
+
     /// Where precompiled headers are kept.
     pub fn pch_dir(&self) -> PathBuf {
         self.root.join("pch")
