@@ -14,6 +14,7 @@ pub mod sample;
 pub mod score;
 pub mod serve;
 pub mod tasks;
+pub mod toolchain;
 pub mod train;
 
 /// Every `grpo` subcommand.
@@ -36,6 +37,8 @@ pub enum Command {
     Tasks(tasks::Args),
     /// Serve the verifiers over HTTP.
     Serve(serve::Args),
+    /// Install or inspect the pinned C/C++ toolchain.
+    Toolchain(toolchain::Args),
 }
 
 impl Command {
@@ -50,6 +53,7 @@ impl Command {
             Command::RunCode(args) => args.execute(),
             Command::Tasks(args) => args.execute(),
             Command::Serve(args) => args.execute(),
+            Command::Toolchain(args) => args.execute(),
         }
     }
 }

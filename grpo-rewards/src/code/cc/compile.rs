@@ -8,16 +8,16 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::Semaphore;
 
 use super::cache::{self, DiskCache, Entry, Key, Lru};
-use super::confine::{self, ChildPlan, Confinement, Ruleset};
+use super::confine::Confinement;
 use super::error::CcError;
+use super::run::{Exit, probe, signal_note};
 use super::toolchain::{BITS_STDCXX_H, Toolchain, ZIG_VERSION, elapsed_ms};
 
 /// The source language.
@@ -73,7 +73,7 @@ impl CLang {
 }
 
 /// Link flags, after the source.
-const LINK_FLAGS: [&str; 3] = ["-Wl,-z,stack-size=8388608", "-s", "-lm"];
+pub(super) const LINK_FLAGS: [&str; 3] = ["-Wl,-z,stack-size=8388608", "-s", "-lm"];
 
 /// Limits on one compile.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,10 +125,6 @@ impl CompileLimits {
     }
 }
 
-/// The largest file a compile may write (`RLIMIT_FSIZE`): the module, objects, caches.
-const FILE_SIZE_LIMIT: u64 = 64 << 20;
-/// `RLIMIT_NOFILE` for the compiler.
-const OPEN_FILES: u64 = 1024;
 /// The return code of a compile stopped by the wall-clock limit (as `timeout(1)`).
 pub const TIMEOUT_CODE: i32 = 124;
 
@@ -164,12 +160,15 @@ pub struct CompilerOptions {
     pub require_filesystem_confinement: bool,
     /// In-memory cache entries.
     pub cache_entries: usize,
-    /// Also keep modules on disk under the toolchain (`wasm-cache/`).
+    /// Also keep modules on disk ([`Toolchain::module_cache_dir`]).
     pub disk_cache: bool,
     /// Compiles at once (each is one or two processes of up to `memory_mb`).
     pub max_parallel: usize,
     /// Use the precompiled `<bits/stdc++.h>` when the warm-up built one.
     pub use_pch: bool,
+    /// Try a user and network namespace first (the default); false goes straight to the
+    /// fallback, Landlock's TCP rules, as on kernels that refuse namespaces.
+    pub namespaces: bool,
 }
 
 impl Default for CompilerOptions {
@@ -180,6 +179,7 @@ impl Default for CompilerOptions {
             disk_cache: false,
             max_parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),
             use_pch: true,
+            namespaces: true,
         }
     }
 }
@@ -187,22 +187,26 @@ impl Default for CompilerOptions {
 /// Compiles C and C++ to wasm32-wasi with the pinned zig, confined. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Compiler {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 #[derive(Debug)]
-struct Inner {
-    toolchain: Toolchain,
-    options: CompilerOptions,
-    version: String,
-    confinement: Confinement,
+pub(super) struct Inner {
+    pub(super) toolchain: Toolchain,
+    pub(super) options: CompilerOptions,
+    pub(super) version: String,
+    pub(super) confinement: Confinement,
     /// Why Landlock is unavailable, when it is.
-    unconfined_reason: Option<String>,
-    memory: Mutex<Lru>,
-    disk: Option<DiskCache>,
-    permits: Semaphore,
+    pub(super) unconfined_reason: Option<String>,
+    pub(super) memory: Mutex<Lru>,
+    pub(super) disk: Option<DiskCache>,
+    pub(super) permits: Semaphore,
+    /// The warm-up has built zig's libraries (see `run::job_ruleset`).
+    pub(super) warm: AtomicBool,
+    /// Held while warming up, so concurrent first compiles warm once.
+    pub(super) warming: tokio::sync::Mutex<()>,
     /// One lock per key being compiled, so a group of identical sources compiles once.
-    in_flight: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
+    pub(super) in_flight: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 static SHARED: OnceLock<Compiler> = OnceLock::new();
@@ -215,15 +219,17 @@ impl Compiler {
 
     /// A compiler with `options`.
     pub fn with_options(toolchain: Toolchain, options: CompilerOptions) -> Compiler {
-        let probe = probe(&toolchain);
+        let probe = probe(&toolchain, options.namespaces);
         let disk = options
             .disk_cache
-            .then(|| DiskCache::new(toolchain.root().join("wasm-cache")));
+            .then(|| DiskCache::new(toolchain.module_cache_dir()));
         Compiler {
             inner: Arc::new(Inner {
                 memory: Mutex::new(Lru::new(options.cache_entries)),
                 disk,
                 permits: Semaphore::new(options.max_parallel.max(1)),
+                warm: AtomicBool::new(warm_marker(&toolchain).is_file()),
+                warming: tokio::sync::Mutex::new(()),
                 in_flight: Mutex::new(HashMap::new()),
                 version: probe.version,
                 confinement: probe.confinement,
@@ -260,7 +266,8 @@ impl Compiler {
     }
 
     /// Compiles `source`. A source that does not compile is `Ok(Compiled::Failed)`; `Err` is
-    /// only for faults on our side.
+    /// only for faults on our side. The first compile on a toolchain that was never warmed
+    /// runs the warm-up first (a minute or more).
     pub async fn compile(
         &self,
         lang: CLang,
@@ -268,6 +275,19 @@ impl Compiler {
         limits: &CompileLimits,
     ) -> Result<Compiled, CcError> {
         limits.validate()?;
+        if !self.inner.warm.load(Ordering::Acquire) {
+            self.ensure_warm().await?;
+        }
+        self.compile_job(lang, source, limits).await
+    }
+
+    /// [`Compiler::compile`] without the warm-up check (the warm-up's own compiles).
+    pub(super) async fn compile_job(
+        &self,
+        lang: CLang,
+        source: &str,
+        limits: &CompileLimits,
+    ) -> Result<Compiled, CcError> {
         let inner = &self.inner;
         if inner.options.require_filesystem_confinement && !inner.confinement.filesystem() {
             return Err(CcError::Unconfined {
@@ -292,12 +312,9 @@ impl Compiler {
         if let Some(hit) = self.lookup(&key) {
             return Ok(hit);
         }
-        let gate = {
-            let mut in_flight = lock(&inner.in_flight);
-            in_flight.entry(key).or_default().clone()
-        };
+        let gate = InFlight::enter(&inner.in_flight, key);
         let result = {
-            let _same_source = gate.lock().await;
+            let _same_source = gate.gate.lock().await;
             match self.lookup(&key) {
                 Some(hit) => Ok(hit),
                 None => {
@@ -310,10 +327,7 @@ impl Compiler {
                 }
             }
         };
-        let mut in_flight = lock(&inner.in_flight);
-        if Arc::strong_count(&gate) <= 2 {
-            in_flight.remove(&key);
-        }
+        drop(gate);
         result
     }
 
@@ -407,6 +421,14 @@ impl Compiler {
             });
         }
         let (return_code, note) = match outcome.exit {
+            // clang reports running out of address space itself, and zig exits 1 after it.
+            Exit::Code(code) if stderr.contains("LLVM ERROR: out of memory") => (
+                code,
+                Some(format!(
+                    "[compiler] out of memory (limit {} MiB)",
+                    limits.memory_mb
+                )),
+            ),
             Exit::Code(code) => (code, None),
             Exit::Signal(signal) => (128 + signal, Some(signal_note(signal, limits))),
             Exit::WallTimeout => (
@@ -438,114 +460,7 @@ impl Compiler {
             compile_ms,
         })
     }
-
-    /// The compiler's messages: lossy UTF-8, host paths replaced, truncation marked.
-    pub(super) fn clean_messages(&self, outcome: &Outcome, job: &Path) -> String {
-        let mut text = String::from_utf8_lossy(&outcome.stderr).into_owned();
-        if !outcome.stdout.is_empty() {
-            text.push_str(&String::from_utf8_lossy(&outcome.stdout));
-        }
-        let job = job.to_string_lossy();
-        let root = self.inner.toolchain.root().to_string_lossy();
-        text = text
-            .replace(&format!("{job}/"), "")
-            .replace(job.as_ref(), ".");
-        text = text.replace(root.as_ref(), "<toolchain>");
-        if outcome.truncated {
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str("[compiler] messages truncated\n");
-        }
-        text
-    }
-
-    /// Runs zig with `args` in `job`, confined, under `limits`.
-    pub(super) async fn run_zig(
-        &self,
-        args: &[String],
-        job: &Path,
-        limits: &CompileLimits,
-    ) -> Result<Outcome, CcError> {
-        let inner = &self.inner;
-        let zig = inner.toolchain.zig();
-        let spawn_error = |source| CcError::Spawn {
-            path: zig.clone(),
-            source,
-        };
-        let ruleset = match inner.confinement.landlock_abi {
-            Some(abi) => Some(
-                job_ruleset(&inner.toolchain, abi, job, !inner.confinement.net_ns)
-                    .map_err(spawn_error)?,
-            ),
-            None => None,
-        };
-        let plan = ChildPlan {
-            parent: std::process::id() as libc::pid_t,
-            cpu_s: limits.cpu_s,
-            address_space: limits.memory_mb.saturating_mul(1 << 20),
-            file_size: FILE_SIZE_LIMIT,
-            open_files: OPEN_FILES,
-            unshare: inner.confinement.user_ns,
-            ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
-        };
-        let mut command = tokio::process::Command::new(&zig);
-        command
-            .args(args)
-            .current_dir(job)
-            .env_clear()
-            .env("ZIG_GLOBAL_CACHE_DIR", inner.toolchain.global_cache_dir())
-            .env("ZIG_LOCAL_CACHE_DIR", job.join("zig-cache"))
-            .env("TMPDIR", job)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
-        unsafe {
-            command.pre_exec(move || confine::enter(&plan));
-        }
-        let mut child = command.spawn().map_err(spawn_error)?;
-        drop(ruleset);
-        let _group = child.id().map(KillGroup);
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
-        let cap = limits.output_bytes;
-        let run = async {
-            let (status, out, err) = tokio::join!(
-                child.wait(),
-                read_capped(stdout, cap),
-                read_capped(stderr, cap)
-            );
-            (status, out, err)
-        };
-        match tokio::time::timeout(Duration::from_millis(limits.wall_ms), run).await {
-            Ok((status, (stdout, out_cut), (stderr, err_cut))) => {
-                let status = status.map_err(spawn_error)?;
-                let exit = match (status.code(), status.signal()) {
-                    (Some(code), _) => Exit::Code(code),
-                    (None, Some(signal)) => Exit::Signal(signal),
-                    (None, None) => Exit::Code(-1),
-                };
-                Ok(Outcome {
-                    exit,
-                    stdout,
-                    stderr,
-                    truncated: out_cut || err_cut,
-                })
-            }
-            Err(_) => Ok(Outcome {
-                exit: Exit::WallTimeout,
-                stdout: Vec::new(),
-                stderr: Vec::new(),
-                truncated: false,
-            }),
-        }
-    }
 }
-
-use std::os::unix::process::ExitStatusExt;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
@@ -556,6 +471,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Where the warm-up puts the precompiled `<bits/stdc++.h>` (named by the flags it needs).
 pub(crate) fn pch_path(toolchain: &Toolchain) -> PathBuf {
     let key = cache::key(&[
+        toolchain.include_dir().to_string_lossy().as_bytes(),
         CLang::Cpp.flags().join(" ").as_bytes(),
         BITS_STDCXX_H.as_bytes(),
     ]);
@@ -564,208 +480,39 @@ pub(crate) fn pch_path(toolchain: &Toolchain) -> PathBuf {
         .join(format!("stdc++-{}.pch", &super::toolchain::hex(&key)[..16]))
 }
 
-/// The rules for one job: the toolchain read-only, zig's global cache and the job read-write.
-pub(crate) fn job_ruleset(
-    toolchain: &Toolchain,
-    abi: u32,
-    job: &Path,
-    deny_tcp: bool,
-) -> std::io::Result<Ruleset> {
-    Ruleset::new(
-        abi,
-        &[toolchain.root()],
-        &[&toolchain.global_cache_dir(), job],
-        deny_tcp,
-    )
+/// The marker the warm-up leaves once zig's libraries for the job flags are built.
+pub(crate) fn warm_marker(toolchain: &Toolchain) -> PathBuf {
+    let key = cache::key(&[
+        CLang::C.flags().join(" ").as_bytes(),
+        CLang::Cpp.flags().join(" ").as_bytes(),
+        LINK_FLAGS.join(" ").as_bytes(),
+        BITS_STDCXX_H.as_bytes(),
+    ]);
+    toolchain
+        .root()
+        .join(format!("warm-{}", &super::toolchain::hex(&key)[..16]))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Exit {
-    Code(i32),
-    Signal(i32),
-    WallTimeout,
+/// A compile's place in the in-flight map; the last one out (even a cancelled one) removes it.
+struct InFlight<'a> {
+    map: &'a Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
+    key: Key,
+    gate: Arc<tokio::sync::Mutex<()>>,
 }
 
-#[derive(Debug)]
-pub(super) struct Outcome {
-    pub(super) exit: Exit,
-    pub(super) stdout: Vec<u8>,
-    pub(super) stderr: Vec<u8>,
-    pub(super) truncated: bool,
-}
-
-fn signal_note(signal: i32, limits: &CompileLimits) -> String {
-    match signal {
-        libc::SIGXCPU => format!(
-            "[compiler] killed: CPU time limit of {} s exceeded",
-            limits.cpu_s
-        ),
-        libc::SIGKILL => format!(
-            "[compiler] killed (CPU time limit of {} s, or memory)",
-            limits.cpu_s
-        ),
-        libc::SIGXFSZ => format!(
-            "[compiler] killed: file size limit of {} MiB exceeded",
-            FILE_SIZE_LIMIT >> 20
-        ),
-        // zig aborts when its clang child is killed by a limit; clang aborts when out of memory.
-        _ => format!(
-            "[compiler] stopped by signal {signal} (limits: {} s CPU, {} MiB memory)",
-            limits.cpu_s, limits.memory_mb
-        ),
+impl<'a> InFlight<'a> {
+    fn enter(map: &'a Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>, key: Key) -> Self {
+        let gate = lock(map).entry(key).or_default().clone();
+        InFlight { map, key, gate }
     }
 }
 
-/// Reads everything, keeping the first `cap` bytes; true when more came.
-async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec<u8>, bool) {
-    let Some(mut stream) = stream else {
-        return (Vec::new(), false);
-    };
-    let mut kept = Vec::new();
-    let mut truncated = false;
-    let mut buf = [0u8; 8192];
-    loop {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = cap.saturating_sub(kept.len());
-                if n > room {
-                    truncated = true;
-                }
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
-        }
-    }
-    (kept, truncated)
-}
-
-/// Kills the compiler's process group (zig and the clang it starts) when dropped.
-struct KillGroup(u32);
-
-impl Drop for KillGroup {
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        if let Ok(pgid) = libc::pid_t::try_from(self.0) {
-            // SAFETY: signals the group this compile created; ESRCH when it is gone.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+        let mut map = lock(self.map);
+        // The map's reference and ours: nobody else is waiting on this source.
+        if Arc::strong_count(&self.gate) <= 2 {
+            map.remove(&self.key);
         }
     }
-}
-
-/// What probing found: the version and the confinement that works here.
-struct Probe {
-    version: String,
-    confinement: Confinement,
-    unconfined_reason: Option<String>,
-}
-
-/// Runs `zig cc --version` under the strongest confinement the kernel allows, stepping down
-/// (no namespaces, then no Landlock) with a warning at each refusal.
-fn probe(toolchain: &Toolchain) -> Probe {
-    let abi = confine::landlock_abi();
-    let mut unconfined_reason = abi.is_none().then(|| "Landlock is not enabled".to_owned());
-    let attempts = [(true, abi), (false, abi), (false, None)];
-    for (unshare, abi) in attempts {
-        match probe_once(toolchain, unshare, abi) {
-            Ok(clang) => {
-                let confinement = Confinement {
-                    user_ns: unshare,
-                    net_ns: unshare,
-                    landlock_abi: abi,
-                    landlock_net: !unshare && abi.is_some_and(|a| a >= 4),
-                    rlimits: true,
-                };
-                if abi.is_none() {
-                    tracing::warn!(
-                        "the C/C++ compiler has no filesystem confinement (no Landlock)"
-                    );
-                }
-                if !unshare && abi.is_some() {
-                    tracing::warn!(
-                        landlock_net = confinement.landlock_net,
-                        "no user/network namespace for the C/C++ compiler; Landlock's TCP rules \
-                         stand in for the network namespace (UDP is not covered)"
-                    );
-                }
-                let version = match clang {
-                    Some(clang) => format!("zig {ZIG_VERSION} (clang {clang})"),
-                    None => format!("zig {ZIG_VERSION}"),
-                };
-                return Probe {
-                    version,
-                    confinement,
-                    unconfined_reason,
-                };
-            }
-            Err(e) => {
-                tracing::warn!(unshare, ?abi, error = %e, "confining the compiler failed; trying less");
-                if abi.is_some() {
-                    unconfined_reason = Some(e.to_string());
-                }
-            }
-        }
-    }
-    Probe {
-        version: format!("zig {ZIG_VERSION}"),
-        confinement: Confinement {
-            user_ns: false,
-            net_ns: false,
-            landlock_abi: None,
-            landlock_net: false,
-            rlimits: true,
-        },
-        unconfined_reason,
-    }
-}
-
-/// One probe: the clang version zig reports, under this confinement.
-fn probe_once(
-    toolchain: &Toolchain,
-    unshare: bool,
-    abi: Option<u32>,
-) -> std::io::Result<Option<String>> {
-    use std::os::unix::process::CommandExt;
-    let job = tempfile::Builder::new()
-        .prefix("grpo-cc-probe-")
-        .tempdir()?;
-    let ruleset = match abi {
-        Some(abi) => Some(job_ruleset(toolchain, abi, job.path(), !unshare)?),
-        None => None,
-    };
-    let plan = ChildPlan {
-        parent: std::process::id() as libc::pid_t,
-        cpu_s: 10,
-        address_space: 2048 << 20,
-        file_size: FILE_SIZE_LIMIT,
-        open_files: OPEN_FILES,
-        unshare,
-        ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
-    };
-    let mut command = std::process::Command::new(toolchain.zig());
-    command
-        .args(["cc", "--version"])
-        .current_dir(job.path())
-        .env_clear()
-        .env("ZIG_GLOBAL_CACHE_DIR", toolchain.global_cache_dir())
-        .env("ZIG_LOCAL_CACHE_DIR", job.path().join("zig-cache"))
-        .stdin(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
-    unsafe {
-        command.pre_exec(move || confine::enter(&plan));
-    }
-    let output = command.output()?;
-    if !output.status.success() {
-        return Err(std::io::Error::other(format!(
-            "`zig cc --version` exited with {}",
-            output.status
-        )));
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    Ok(text
-        .split_whitespace()
-        .skip_while(|w| *w != "version")
-        .nth(1)
-        .map(str::to_owned))
 }

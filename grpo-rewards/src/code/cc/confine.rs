@@ -5,18 +5,23 @@
 //! What the child gets, in order (each a raw syscall, async-signal-safe, no allocation):
 //! 1. `PR_SET_PDEATHSIG(SIGKILL)`: the compiler dies with the thread that started it.
 //! 2. rlimits: CPU seconds, address space, file size, open files, no core dumps.
-//! 3. `unshare(CLONE_NEWUSER | CLONE_NEWNET)`: a fresh network namespace has only a loopback
-//!    that is down, so no socket reaches anything; the user namespace (no uid map: the child
-//!    is `nobody` inside it) is what lets an unprivileged process create it, and also drops
-//!    root's `CAP_DAC_OVERRIDE` over the host's files. Where the kernel refuses, Landlock's
-//!    TCP rules (ABI 4 and later) deny TCP bind and connect instead (UDP stays open then).
+//! 3. `unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)`: a fresh network namespace has
+//!    only a loopback that is down, so no socket reaches anything; the user namespace (no uid
+//!    map: the child is `nobody` inside it) is what lets an unprivileged process create them,
+//!    and also drops root's `CAP_DAC_OVERRIDE` over the host's files; in the mount namespace
+//!    the child `chroot`s into an empty directory where only the toolchain, the job directory
+//!    and `/proc` are bind-mounted at their own paths, so no other host path exists for it
+//!    (Landlock alone hides contents, not names). Where the kernel refuses the mount
+//!    namespace the child runs without it; where it refuses namespaces, Landlock's TCP rules
+//!    (ABI 4 and later) deny TCP bind and connect instead (UDP stays open then).
 //! 4. `PR_SET_NO_NEW_PRIVS` and `landlock_restrict_self` with a ruleset built by the parent:
 //!    read and execute beneath the toolchain, read-write beneath zig's global cache and the
 //!    job directory, nothing else (not `/etc`, `/proc`, `/dev`, `/tmp`). From ABI 6 on the
 //!    child also cannot signal processes or reach abstract Unix sockets outside its domain.
 //!
 //! zig itself reads `/proc/self/exe` and `/proc/self/fd/N` with `readlink`, which Landlock does
-//! not govern, and opens `/dev/urandom` once, which is denied and which it does without.
+//! not govern (so `/proc` is in the view), and opens `/dev/urandom` once, which is denied and
+//! which it does without.
 
 use std::ffi::CString;
 use std::io;
@@ -33,6 +38,9 @@ pub struct Confinement {
     pub user_ns: bool,
     /// The compiler runs in a new network namespace (no network at all).
     pub net_ns: bool,
+    /// The compiler runs in a new mount namespace whose root holds only the toolchain, its
+    /// job directory and `/proc`: no other host path exists for it.
+    pub mount_ns: bool,
     /// The Landlock ABI restricting the compiler's filesystem access, `None` when the kernel
     /// has no Landlock (then the compiler can read whatever this process can).
     pub landlock_abi: Option<u32>,
@@ -247,8 +255,83 @@ pub struct ChildPlan {
     pub open_files: u64,
     /// Enter a new user and network namespace (failure fails the spawn).
     pub unshare: bool,
+    /// With `unshare`: also a mount namespace whose root shows only these directories.
+    pub view: Option<RawView>,
     /// The Landlock ruleset to enforce.
     pub ruleset: Option<RawFd>,
+}
+
+/// The most directories a [`View`] shows.
+const MAX_BINDS: usize = 3;
+
+/// A filesystem view for the compiler: an empty root directory in which the given host
+/// directories appear at their own paths (bind mounts in a private mount namespace), so the
+/// rest of the host's tree does not exist for it, not even as names.
+#[derive(Debug)]
+pub struct View {
+    _root: tempfile::TempDir,
+    _paths: Vec<CString>,
+    raw: RawView,
+}
+
+/// The view as raw C strings for the child (pointers into [`View`], which outlives the spawn).
+#[derive(Debug, Clone, Copy)]
+pub struct RawView {
+    root: *const libc::c_char,
+    workdir: *const libc::c_char,
+    binds: [(*const libc::c_char, *const libc::c_char); MAX_BINDS],
+    count: usize,
+}
+
+// SAFETY: the pointers are only read, in the forked child, while the `View` they point into is
+// alive in the parent (the child has a copy of the parent's memory).
+unsafe impl Send for RawView {}
+// SAFETY: as above; nothing writes through them.
+unsafe impl Sync for RawView {}
+
+impl View {
+    /// A fresh empty root (a temporary directory) with mount points for `dirs` (at most 3,
+    /// absolute) and `workdir` the directory to start in.
+    pub fn new(dirs: &[&Path], workdir: &Path) -> io::Result<View> {
+        if dirs.len() > MAX_BINDS {
+            return Err(io::Error::other(
+                "too many directories for the compiler's view",
+            ));
+        }
+        let root = tempfile::Builder::new().prefix("grpo-cc-root-").tempdir()?;
+        let c_string =
+            |path: &Path| CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other);
+        let mut paths = vec![c_string(root.path())?, c_string(workdir)?];
+        for dir in dirs {
+            let relative = dir
+                .strip_prefix("/")
+                .map_err(|_| io::Error::other(format!("{} is not absolute", dir.display())))?;
+            let target = root.path().join(relative);
+            std::fs::create_dir_all(&target)?;
+            paths.push(c_string(dir)?);
+            paths.push(c_string(&target)?);
+        }
+        let null = std::ptr::null();
+        let mut raw = RawView {
+            root: paths[0].as_ptr(),
+            workdir: paths[1].as_ptr(),
+            binds: [(null, null); MAX_BINDS],
+            count: dirs.len(),
+        };
+        for (i, pair) in paths[2..].chunks(2).enumerate() {
+            raw.binds[i] = (pair[0].as_ptr(), pair[1].as_ptr());
+        }
+        Ok(View {
+            _root: root,
+            _paths: paths,
+            raw,
+        })
+    }
+
+    /// The view for the child's plan.
+    pub fn raw(&self) -> RawView {
+        self.raw
+    }
 }
 
 fn check(rc: libc::c_int) -> io::Result<()> {
@@ -294,7 +377,17 @@ pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
     // SAFETY: as above.
     unsafe {
         if plan.unshare {
-            check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET))?;
+            let mount_ns = if plan.view.is_some() {
+                libc::CLONE_NEWNS
+            } else {
+                0
+            };
+            check(libc::unshare(
+                libc::CLONE_NEWUSER | libc::CLONE_NEWNET | mount_ns,
+            ))?;
+        }
+        if let (true, Some(view)) = (plan.unshare, plan.view) {
+            enter_view(&view)?;
         }
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
         if let Some(ruleset) = plan.ruleset {
@@ -303,6 +396,38 @@ pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
                 return Err(io::Error::last_os_error());
             }
         }
+    }
+    Ok(())
+}
+
+/// In the child, in its new mount namespace: bind the view's directories, then make the view's
+/// root the child's root, and return to the working directory.
+///
+/// # Safety
+/// Call only from [`enter`], with pointers from a live [`View`].
+unsafe fn enter_view(view: &RawView) -> io::Result<()> {
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: NUL-terminated strings from the parent's `View`; null where mount(2) allows it.
+    unsafe {
+        // Keep our mounts out of the host's namespace (and the host's out of ours).
+        check(libc::mount(
+            none,
+            c"/".as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ))?;
+        for &(source, target) in &view.binds[..view.count] {
+            check(libc::mount(
+                source,
+                target,
+                none,
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+        }
+        check(libc::chroot(view.root))?;
+        check(libc::chdir(view.workdir))?;
     }
     Ok(())
 }

@@ -87,7 +87,7 @@ pub enum CcError {
     /// The compiler would run without filesystem confinement and that is not allowed.
     #[error(
         "refusing to compile: no filesystem confinement (Landlock) is available on this kernel \
-         ({reason}); use `Compiler::allow_unconfined` only where the source is trusted"
+         ({reason}); set `CompilerOptions::require_filesystem_confinement` to false only where the source is trusted"
     )]
     Unconfined {
         /// Why Landlock is unavailable.

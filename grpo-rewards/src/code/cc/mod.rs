@@ -5,7 +5,7 @@
 //! `zig cc` / `zig c++` are clang with wasi-libc and libc++ for `wasm32-wasi` built in, so one
 //! download gives both languages. [`Toolchain`] finds, fetches, unpacks and warms it;
 //! [`Compiler`] compiles one source per call, in a fresh job directory, as a child process
-//! confined by a user and network namespace, Landlock and rlimits (see [`Confinement`] and the
+//! confined by user, network and mount namespaces, Landlock and rlimits (see [`Confinement`] and the
 //! threat model in the `code` module's README), and caches modules by the hash of what was
 //! compiled.
 //!
@@ -26,6 +26,7 @@ mod cache;
 mod compile;
 mod confine;
 mod error;
+mod run;
 mod toolchain;
 mod warm;
 

@@ -6,9 +6,10 @@
 //! | path | what |
 //! |---|---|
 //! | `ziglang/zig`, `ziglang/lib/` | the wheel's zig binary and its library sources (read-only to jobs) |
-//! | `include/bits/stdc++.h` | our `<bits/stdc++.h>` for wasm32-wasi |
+//! | `include-<hash>/bits/stdc++.h` | our `<bits/stdc++.h>` for wasm32-wasi (written by the compiler) |
 //! | `zig-cache/` | zig's global cache: wasi-libc, libc++ and compiler-rt built on first use |
 //! | `pch/` | the precompiled `<bits/stdc++.h>`, built by the warm-up |
+//! | `warm-<hash>` | marks that the warm-up finished for these flags and this header |
 //!
 //! The wheel is checked against its pinned SHA-256 before anything is unpacked; it is
 //! unpacked into a temporary directory beside the target and renamed into place, so a reader
@@ -134,7 +135,7 @@ impl Toolchain {
         let toolchain = Toolchain {
             root: Self::dir_in(cache_root),
         };
-        if toolchain.zig().is_file() && toolchain.include_dir().join("bits/stdc++.h").is_file() {
+        if toolchain.zig().is_file() {
             Ok(toolchain)
         } else {
             Err(CcError::Missing {
@@ -174,7 +175,18 @@ impl Toolchain {
             reason,
         };
         tracing::info!(url = wheel.url, "downloading the zig toolchain");
-        let response = ureq::get(wheel.url)
+        // The host's trust store (with rustls): behind a TLS-inspecting proxy whose CA the
+        // host trusts the download works; the pinned hash is what guarantees the content.
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .tls_config(
+                ureq::tls::TlsConfig::builder()
+                    .root_certs(ureq::tls::RootCerts::PlatformVerifier)
+                    .build(),
+            )
+            .build()
+            .into();
+        let response = agent
+            .get(wheel.url)
             .call()
             .map_err(|e| download(e.to_string()))?;
         let total = response.body().content_length().or(Some(wheel.size));
@@ -237,14 +249,44 @@ impl Toolchain {
         self.root.join("ziglang").join("zig")
     }
 
-    /// The directory holding our `bits/stdc++.h`.
+    /// The directory holding our `bits/stdc++.h`, named by its hash so that a newer header
+    /// never meets a precompiled older one (written by [`Toolchain::write_header`]).
     pub fn include_dir(&self) -> PathBuf {
-        self.root.join("include")
+        let hash = hex(&Sha256::digest(BITS_STDCXX_H.as_bytes()));
+        self.root.join(format!("include-{}", &hash[..16]))
+    }
+
+    /// Writes our `bits/stdc++.h` into [`Toolchain::include_dir`] unless it is there
+    /// (atomically: a concurrent writer writes the same bytes).
+    pub fn write_header(&self) -> Result<(), CcError> {
+        let bits = self.include_dir().join("bits");
+        let header = bits.join("stdc++.h");
+        if header.is_file() {
+            return Ok(());
+        }
+        fs::create_dir_all(&bits).map_err(|e| CcError::io(&bits, e))?;
+        let mut file = tempfile::NamedTempFile::new_in(&bits).map_err(|e| CcError::io(&bits, e))?;
+        file.write_all(BITS_STDCXX_H.as_bytes())
+            .map_err(|e| CcError::io(file.path(), e))?;
+        file.persist(&header)
+            .map_err(|e| CcError::io(&header, e.error))?;
+        Ok(())
     }
 
     /// zig's global cache (`ZIG_GLOBAL_CACHE_DIR`).
     pub fn global_cache_dir(&self) -> PathBuf {
         self.root.join("zig-cache")
+    }
+
+    /// Where compiled modules are kept on disk when asked for (`<cache>/cc-modules/zig-0.17.0`):
+    /// outside the toolchain directory, which every compile can read, so that no source can
+    /// `#embed` the module of another.
+    pub fn module_cache_dir(&self) -> PathBuf {
+        let version_dir = format!("zig-{ZIG_VERSION}");
+        match self.root.parent() {
+            Some(toolchains) => toolchains.with_file_name("cc-modules").join(version_dir),
+            None => PathBuf::from("cc-modules").join(version_dir),
+        }
     }
 
     /// Where precompiled headers are kept.
@@ -379,10 +421,6 @@ fn unpack_into_place(
     if !zig.is_file() {
         return Err(unpack("no `ziglang/zig` in the wheel".to_owned()));
     }
-    let bits = staging.path().join("include/bits");
-    fs::create_dir_all(&bits).map_err(|e| CcError::io(&bits, e))?;
-    let header = bits.join("stdc++.h");
-    fs::write(&header, BITS_STDCXX_H).map_err(|e| CcError::io(&header, e))?;
     for dir in ["zig-cache", "pch"] {
         let dir = staging.path().join(dir);
         fs::create_dir_all(&dir).map_err(|e| CcError::io(&dir, e))?;

@@ -2,12 +2,16 @@
 //! first use (a minute or more), so the install compiles a C and a C++ program with the exact
 //! job flags, and precompiles `<bits/stdc++.h>` (which cuts a competitive-programming C++
 //! compile to about a third). Each step runs confined like a job, so a warm-up that succeeds
-//! also shows the confinement works with this toolchain.
+//! also shows the confinement works with this toolchain. Until the warm-up has finished, jobs
+//! may write all of zig's global cache; after it, only its manifests.
 
 use std::time::Instant;
 
-use super::compile::{CLang, CompileLimits, Compiled, Compiler, Exit, pch_path};
+use std::sync::atomic::Ordering;
+
+use super::compile::{CLang, CompileLimits, Compiled, Compiler, pch_path, warm_marker};
 use super::error::CcError;
+use super::run::Exit;
 use super::toolchain::elapsed_ms;
 
 /// How long each warm-up step took, in milliseconds.
@@ -47,7 +51,22 @@ impl Compiler {
     /// Builds zig's libraries for wasm32-wasi and the precompiled `<bits/stdc++.h>`, so the
     /// first job compiles at full speed. Quick when already warm.
     pub async fn warm_up(&self) -> Result<WarmUp, CcError> {
+        let _warming = self.inner.warming.lock().await;
+        self.warm_up_locked().await
+    }
+
+    /// Warms up unless another caller has just done it.
+    pub(super) async fn ensure_warm(&self) -> Result<(), CcError> {
+        let _warming = self.inner.warming.lock().await;
+        if !self.inner.warm.load(Ordering::Acquire) {
+            self.warm_up_locked().await?;
+        }
+        Ok(())
+    }
+
+    async fn warm_up_locked(&self) -> Result<WarmUp, CcError> {
         let start = Instant::now();
+        self.toolchain().write_header()?;
         let limits = warm_limits();
         let mut report = WarmUp::default();
         let step = Instant::now();
@@ -69,13 +88,26 @@ impl Compiler {
             .known_good(CLang::Cpp, BITS_CPP, "<bits/stdc++.h> program", &limits)
             .await
         {
-            // A header that builds but does not load must not break every such compile.
-            tracing::warn!(error = %e, "the precompiled <bits/stdc++.h> does not work; removing it");
+            // A header that does not load (built for another header or clang) must not break
+            // every such compile: rebuild it once, else go without.
+            tracing::warn!(error = %e, "the precompiled <bits/stdc++.h> does not work; rebuilding it");
             let _ = std::fs::remove_file(&pch);
-            self.known_good(CLang::Cpp, BITS_CPP, "<bits/stdc++.h> program", &limits)
-                .await?;
+            self.precompile_header(&limits).await?;
+            let source = format!("{BITS_CPP}// rebuilt\n");
+            if let Err(e) = self
+                .known_good(CLang::Cpp, &source, "<bits/stdc++.h> program", &limits)
+                .await
+            {
+                tracing::warn!(error = %e, "the rebuilt precompiled header fails too; compiling without it");
+                let _ = std::fs::remove_file(&pch);
+                self.known_good(CLang::Cpp, &source, "<bits/stdc++.h> program", &limits)
+                    .await?;
+            }
         }
         report.bits_ms = elapsed_ms(step);
+        let marker = warm_marker(self.toolchain());
+        std::fs::write(&marker, b"").map_err(|e| CcError::io(&marker, e))?;
+        self.inner.warm.store(true, Ordering::Release);
         report.total_ms = elapsed_ms(start);
         tracing::info!(?report, "the C/C++ toolchain is warm");
         Ok(report)
@@ -88,7 +120,7 @@ impl Compiler {
         what: &'static str,
         limits: &CompileLimits,
     ) -> Result<(), CcError> {
-        match self.compile(lang, source, limits).await? {
+        match self.compile_job(lang, source, limits).await? {
             Compiled::Module { .. } => Ok(()),
             Compiled::Failed { stderr, .. } => Err(CcError::WarmUp { what, stderr }),
         }

@@ -1,0 +1,383 @@
+//! Running zig for one job: the confined child process, its limits and captured messages,
+//! and the probe that finds which confinement this host allows.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::compile::{CompileLimits, Compiler};
+use super::confine::{self, ChildPlan, Confinement, Ruleset, View};
+use super::error::CcError;
+use super::toolchain::{Toolchain, ZIG_VERSION};
+
+/// The largest file a compile may write (`RLIMIT_FSIZE`): the module, objects, caches.
+pub(super) const FILE_SIZE_LIMIT: u64 = 64 << 20;
+/// `RLIMIT_NOFILE` for the compiler.
+pub(super) const OPEN_FILES: u64 = 1024;
+
+impl Compiler {
+    /// The compiler's messages: lossy UTF-8, host paths replaced, truncation marked.
+    pub(super) fn clean_messages(&self, outcome: &Outcome, job: &Path) -> String {
+        let mut text = String::from_utf8_lossy(&outcome.stderr).into_owned();
+        if !outcome.stdout.is_empty() {
+            text.push_str(&String::from_utf8_lossy(&outcome.stdout));
+        }
+        let job = job.to_string_lossy();
+        let root = self.inner.toolchain.root().to_string_lossy();
+        text = text
+            .replace(&format!("{job}/"), "")
+            .replace(job.as_ref(), ".");
+        text = text.replace(root.as_ref(), "<toolchain>");
+        if outcome.truncated {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str("[compiler] messages truncated\n");
+        }
+        text
+    }
+
+    /// Runs zig with `args` in `job`, confined, under `limits`.
+    pub(super) async fn run_zig(
+        &self,
+        args: &[String],
+        job: &Path,
+        limits: &CompileLimits,
+    ) -> Result<Outcome, CcError> {
+        let inner = &self.inner;
+        let zig = inner.toolchain.zig();
+        let spawn_error = |source| CcError::Spawn {
+            path: zig.clone(),
+            source,
+        };
+        let ruleset = match inner.confinement.landlock_abi {
+            Some(abi) => Some(
+                job_ruleset(
+                    &inner.toolchain,
+                    abi,
+                    job,
+                    !inner.confinement.net_ns,
+                    inner.warm.load(Ordering::Acquire),
+                )
+                .map_err(spawn_error)?,
+            ),
+            None => None,
+        };
+        let view = match inner.confinement.mount_ns {
+            true => Some(job_view(&inner.toolchain, job).map_err(spawn_error)?),
+            false => None,
+        };
+        let plan = ChildPlan {
+            parent: std::process::id() as libc::pid_t,
+            cpu_s: limits.cpu_s,
+            address_space: limits.memory_mb.saturating_mul(1 << 20),
+            file_size: FILE_SIZE_LIMIT,
+            open_files: OPEN_FILES,
+            unshare: inner.confinement.user_ns,
+            view: view.as_ref().map(View::raw),
+            ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
+        };
+        let mut command = tokio::process::Command::new(&zig);
+        command
+            .args(args)
+            .current_dir(job)
+            .env_clear()
+            .env("ZIG_GLOBAL_CACHE_DIR", inner.toolchain.global_cache_dir())
+            .env("ZIG_LOCAL_CACHE_DIR", job.join("zig-cache"))
+            .env("TMPDIR", job)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
+        unsafe {
+            command.pre_exec(move || confine::enter(&plan));
+        }
+        let mut child = command.spawn().map_err(spawn_error)?;
+        drop(ruleset);
+        // `view` lives until the compiler is gone: removing its directories on the host would
+        // detach the child's mounts (Linux unmounts a mount point unlinked in another namespace).
+        let _group = child.id().map(KillGroup);
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let cap = limits.output_bytes;
+        let run = async {
+            let (status, out, err) = tokio::join!(
+                child.wait(),
+                read_capped(stdout, cap),
+                read_capped(stderr, cap)
+            );
+            (status, out, err)
+        };
+        match tokio::time::timeout(Duration::from_millis(limits.wall_ms), run).await {
+            Ok((status, (stdout, out_cut), (stderr, err_cut))) => {
+                let status = status.map_err(spawn_error)?;
+                let exit = match (status.code(), status.signal()) {
+                    (Some(code), _) => Exit::Code(code),
+                    (None, Some(signal)) => Exit::Signal(signal),
+                    (None, None) => Exit::Code(-1),
+                };
+                Ok(Outcome {
+                    exit,
+                    stdout,
+                    stderr,
+                    truncated: out_cut || err_cut,
+                })
+            }
+            Err(_) => Ok(Outcome {
+                exit: Exit::WallTimeout,
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                truncated: false,
+            }),
+        }
+    }
+}
+
+/// The rules for one job: the toolchain read-only, the job read-write, and of zig's global
+/// cache either everything (`warm == false`: zig still has libraries to build) or only its
+/// manifests (`h/`, which zig opens for writing to lock them): once warm, a job can read the
+/// built libraries (`o/`) but not replace them, so no compile can poison the next.
+pub(super) fn job_ruleset(
+    toolchain: &Toolchain,
+    abi: u32,
+    job: &Path,
+    deny_tcp: bool,
+    warm: bool,
+) -> std::io::Result<Ruleset> {
+    let cache = toolchain.global_cache_dir();
+    let cache = if warm { cache.join("h") } else { cache };
+    Ruleset::new(abi, &[toolchain.root()], &[&cache, job], deny_tcp)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Exit {
+    Code(i32),
+    Signal(i32),
+    WallTimeout,
+}
+
+#[derive(Debug)]
+pub(super) struct Outcome {
+    pub(super) exit: Exit,
+    pub(super) stdout: Vec<u8>,
+    pub(super) stderr: Vec<u8>,
+    pub(super) truncated: bool,
+}
+
+pub(super) fn signal_note(signal: i32, limits: &CompileLimits) -> String {
+    match signal {
+        libc::SIGXCPU => format!(
+            "[compiler] killed: CPU time limit of {} s exceeded",
+            limits.cpu_s
+        ),
+        libc::SIGKILL => format!(
+            "[compiler] killed (CPU time limit of {} s, or memory)",
+            limits.cpu_s
+        ),
+        libc::SIGXFSZ => format!(
+            "[compiler] killed: file size limit of {} MiB exceeded",
+            FILE_SIZE_LIMIT >> 20
+        ),
+        // zig aborts when its clang child is killed by a limit; clang aborts when out of memory.
+        _ => format!(
+            "[compiler] stopped by signal {signal} (limits: {} s CPU, {} MiB memory)",
+            limits.cpu_s, limits.memory_mb
+        ),
+    }
+}
+
+/// Reads everything, keeping the first `cap` bytes; true when more came.
+async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec<u8>, bool) {
+    let Some(mut stream) = stream else {
+        return (Vec::new(), false);
+    };
+    let mut kept = Vec::new();
+    let mut truncated = false;
+    let mut buf = [0u8; 8192];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(kept.len());
+                if n > room {
+                    truncated = true;
+                }
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    (kept, truncated)
+}
+
+/// Kills the compiler's process group (zig and the clang it starts) when dropped.
+struct KillGroup(u32);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        if let Ok(pgid) = libc::pid_t::try_from(self.0) {
+            // SAFETY: signals the group this compile created; ESRCH when it is gone.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// What probing found: the version and the confinement that works here.
+pub(super) struct Probe {
+    pub(super) version: String,
+    pub(super) confinement: Confinement,
+    pub(super) unconfined_reason: Option<String>,
+}
+
+/// The compiler's filesystem view: the toolchain, the job directory and `/proc` (zig finds
+/// its library directory through `/proc/self/exe`; Landlock still denies opening anything in
+/// `/proc`).
+pub(super) fn job_view(toolchain: &Toolchain, job: &Path) -> std::io::Result<View> {
+    View::new(&[toolchain.root(), job, Path::new("/proc")], job)
+}
+
+/// Runs `zig env` and `zig cc --version` under the strongest confinement the kernel allows,
+/// stepping down (no mount namespace, no namespaces, then no Landlock) with a warning at each
+/// refusal.
+pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
+    let abi = confine::landlock_abi();
+    let mut unconfined_reason = abi.is_none().then(|| "Landlock is not enabled".to_owned());
+    let attempts = [
+        (true, true, abi),
+        (true, false, abi),
+        (false, false, abi),
+        (false, false, None),
+    ];
+    for (unshare, mount_ns, abi) in attempts {
+        if unshare && !namespaces {
+            continue;
+        }
+        match probe_once(toolchain, unshare, mount_ns, abi) {
+            Ok(clang) => {
+                let confinement = Confinement {
+                    user_ns: unshare,
+                    net_ns: unshare,
+                    mount_ns,
+                    landlock_abi: abi,
+                    landlock_net: !unshare && abi.is_some_and(|a| a >= 4),
+                    rlimits: true,
+                };
+                if unshare && !mount_ns {
+                    tracing::warn!(
+                        "no mount namespace for the C/C++ compiler: host paths' existence is \
+                         visible to it (Landlock still hides their contents)"
+                    );
+                }
+                if abi.is_none() {
+                    tracing::warn!(
+                        "the C/C++ compiler has no filesystem confinement (no Landlock)"
+                    );
+                }
+                if !unshare && abi.is_some() {
+                    tracing::warn!(
+                        landlock_net = confinement.landlock_net,
+                        "no user/network namespace for the C/C++ compiler; Landlock's TCP rules \
+                         stand in for the network namespace (UDP is not covered)"
+                    );
+                }
+                let version = match clang {
+                    Some(clang) => format!("zig {ZIG_VERSION} (clang {clang})"),
+                    None => format!("zig {ZIG_VERSION}"),
+                };
+                return Probe {
+                    version,
+                    confinement,
+                    unconfined_reason,
+                };
+            }
+            Err(e) => {
+                tracing::warn!(unshare, mount_ns, ?abi, error = %e, "confining the compiler failed; trying less");
+                if abi.is_some() {
+                    unconfined_reason = Some(e.to_string());
+                }
+            }
+        }
+    }
+    Probe {
+        version: format!("zig {ZIG_VERSION}"),
+        confinement: Confinement {
+            user_ns: false,
+            net_ns: false,
+            mount_ns: false,
+            landlock_abi: None,
+            landlock_net: false,
+            rlimits: true,
+        },
+        unconfined_reason,
+    }
+}
+
+/// One probe: `zig env` must work (it finds zig's library and cache directories) and `zig cc
+/// --version` gives the clang version, under this confinement.
+fn probe_once(
+    toolchain: &Toolchain,
+    unshare: bool,
+    mount_ns: bool,
+    abi: Option<u32>,
+) -> std::io::Result<Option<String>> {
+    use std::os::unix::process::CommandExt;
+    let job = tempfile::Builder::new()
+        .prefix("grpo-cc-probe-")
+        .tempdir()?;
+    let mut stdout = Vec::new();
+    for args in [&["env"][..], &["cc", "--version"][..]] {
+        let ruleset = match abi {
+            Some(abi) => Some(job_ruleset(toolchain, abi, job.path(), !unshare, false)?),
+            None => None,
+        };
+        let view = match mount_ns {
+            true => Some(job_view(toolchain, job.path())?),
+            false => None,
+        };
+        let plan = ChildPlan {
+            parent: std::process::id() as libc::pid_t,
+            cpu_s: 10,
+            address_space: 2048 << 20,
+            file_size: FILE_SIZE_LIMIT,
+            open_files: OPEN_FILES,
+            unshare,
+            view: view.as_ref().map(View::raw),
+            ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
+        };
+        let mut command = std::process::Command::new(toolchain.zig());
+        command
+            .args(args)
+            .current_dir(job.path())
+            .env_clear()
+            .env("ZIG_GLOBAL_CACHE_DIR", toolchain.global_cache_dir())
+            .env("ZIG_LOCAL_CACHE_DIR", job.path().join("zig-cache"))
+            .stdin(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
+        unsafe {
+            command.pre_exec(move || confine::enter(&plan));
+        }
+        let output = command.output()?;
+        if !output.status.success() {
+            return Err(std::io::Error::other(format!(
+                "`zig {}` exited with {}",
+                args.join(" "),
+                output.status
+            )));
+        }
+        stdout = output.stdout;
+    }
+    let text = String::from_utf8_lossy(&stdout);
+    Ok(text
+        .split_whitespace()
+        .skip_while(|w| *w != "version")
+        .nth(1)
+        .map(str::to_owned))
+}
