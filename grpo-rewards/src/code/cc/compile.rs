@@ -433,6 +433,14 @@ impl Compiler {
                     limits.memory_mb
                 )),
             ),
+            // zig outlives a clang killed by a limit and exits 1.
+            Exit::Code(code) if stderr.contains("failed due to signal") => (
+                code,
+                Some(format!(
+                    "[compiler] clang was stopped by a signal (limits: {} s CPU, {} MiB memory)",
+                    limits.cpu_s, limits.memory_mb
+                )),
+            ),
             Exit::Code(code) => (code, None),
             Exit::Signal(signal) => (128 + signal, Some(signal_note(signal, limits))),
             Exit::WallTimeout => (
