@@ -107,6 +107,102 @@ impl Api {
     }
 }
 
+/// The modules the prelude provides, by the names `require` takes.
+const BUILTIN_MODULES: [&str; 6] = [
+    "fs",
+    "readline",
+    "assert",
+    "assert/strict",
+    "util",
+    "process",
+];
+
+/// Rewrites one-line ES imports of the prelude's built-in modules (`import * as fs from 'fs'`,
+/// `import fs from 'node:fs'`, `import { createInterface as ci } from 'readline'`) into
+/// `require` calls on the same line, so line numbers stay; QuickJS has no module by those
+/// names. Other imports are left alone (and fail as missing modules, as in Node.js).
+pub(crate) fn require_builtin_imports(program: &str) -> std::borrow::Cow<'_, str> {
+    if !program.contains("import") {
+        return program.into();
+    }
+    let mut changed = false;
+    let lines: Vec<String> = program
+        .split('\n')
+        .map(|line| match rewrite_import(line) {
+            Some(rewritten) => {
+                changed = true;
+                rewritten
+            }
+            None => line.to_owned(),
+        })
+        .collect();
+    if changed {
+        lines.join("\n").into()
+    } else {
+        program.into()
+    }
+}
+
+fn rewrite_import(line: &str) -> Option<String> {
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let body = line
+        .trim()
+        .strip_prefix("import ")?
+        .trim_end_matches(';')
+        .trim_end();
+    let (clause, spec) = body.rsplit_once(" from ")?;
+    let spec = spec.trim();
+    let quote = spec.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let name = spec.strip_prefix(quote)?.strip_suffix(quote)?;
+    let bare = name.strip_prefix("node:").unwrap_or(name);
+    if !BUILTIN_MODULES.contains(&bare) {
+        return None;
+    }
+    let require = format!("require({quote}{bare}{quote})");
+    let clause = clause.trim();
+    let named = |braces: &str| -> Option<String> {
+        let inner = braces.trim().strip_prefix('{')?.strip_suffix('}')?;
+        let parts: Vec<String> = inner
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| match p.split_once(" as ") {
+                Some((from, to)) => format!("{}: {}", from.trim(), to.trim()),
+                None => p.to_owned(),
+            })
+            .collect();
+        Some(format!("{{ {} }}", parts.join(", ")))
+    };
+    let is_ident = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+    };
+    let statement = if let Some(alias) = clause.strip_prefix("* as ") {
+        is_ident(alias.trim()).then(|| format!("const {} = {require};", alias.trim()))?
+    } else if clause.starts_with('{') {
+        format!("const {} = {require};", named(clause)?)
+    } else if let Some((default, rest)) = clause.split_once(',') {
+        let default = default.trim();
+        if !is_ident(default) {
+            return None;
+        }
+        let rest = rest.trim();
+        let second = match rest.strip_prefix("* as ") {
+            Some(alias) if is_ident(alias.trim()) => alias.trim().to_owned(),
+            Some(_) => return None,
+            None => named(rest)?,
+        };
+        format!("const {default} = {require}, {second} = {default};")
+    } else if is_ident(clause) {
+        format!("const {clause} = {require};")
+    } else {
+        return None;
+    };
+    Some(format!("{indent}{statement}"))
+}
+
 /// Runs `program` in a fresh QuickJS instance to its exit (always a WASI `proc_exit`).
 pub(crate) async fn drive(
     store: &mut Store<P1State>,
@@ -140,6 +236,8 @@ pub(crate) async fn drive(
         return Err(wasmtime::Error::msg("the Node.js prelude failed"));
     }
 
+    let program = require_builtin_imports(program);
+    let program = program.as_ref();
     let code_ptr = api.put(store, program.as_bytes()).await?;
     let len = i32::try_from(program.len())?;
     let module = api
@@ -345,6 +443,34 @@ fn write_i32(out: &mut Vec<u8>, mut value: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builtin_imports_become_requires_on_the_same_line() {
+        for (from, to) in [
+            ("import * as fs from 'fs';", "const fs = require('fs');"),
+            ("import fs from \"node:fs\"", "const fs = require(\"fs\");"),
+            (
+                "  import { createInterface as ci, Interface } from 'readline';",
+                "  const { createInterface: ci, Interface } = require('readline');",
+            ),
+            (
+                "import assert, { strictEqual } from 'node:assert';",
+                "const assert = require('assert'), { strictEqual } = assert;",
+            ),
+        ] {
+            assert_eq!(require_builtin_imports(from), to);
+        }
+        for kept in [
+            "import x from './local.js';",
+            "import lodash from 'lodash';",
+            "const s = 'import fs from \"fs\"';",
+            "import {\n a } from 'fs';",
+        ] {
+            assert_eq!(require_builtin_imports(kept), kept);
+        }
+        let program = "import * as fs from 'fs';\nconsole.log(1);\nexport {};";
+        assert_eq!(require_builtin_imports(program).lines().count(), 3);
+    }
 
     #[test]
     fn leb128_round_trips() {

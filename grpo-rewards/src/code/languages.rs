@@ -60,9 +60,12 @@ impl SourceRun {
 /// repeats a program; Cranelift compiles each distinct module once per process).
 #[derive(Default)]
 pub(crate) struct ModuleCache {
-    entries: Mutex<HashMap<[u8; 32], (u64, wasmtime::InstancePre<P1State>)>>,
+    /// Module hash → (last use, linked module).
+    entries: Mutex<HashMap<[u8; 32], LinkedModule>>,
     clock: std::sync::atomic::AtomicU64,
 }
+
+type LinkedModule = (u64, wasmtime::InstancePre<P1State>);
 
 /// How many linked modules are kept.
 const MODULE_CACHE_ENTRIES: usize = 256;

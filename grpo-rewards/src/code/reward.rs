@@ -251,7 +251,16 @@ impl CodeReward {
                         }
                     }
                 };
-                outcomes.extend(case_outcomes(task, index, &run, None, index));
+                // No harness runs around a program in these languages: the run itself must
+                // end cleanly (`ok`) and its stdout match.
+                let (passed, reason) =
+                    stdio_verdict(&run, &tests.cases[index], tests.float_tolerance);
+                outcomes.push(TestOutcome {
+                    index,
+                    passed,
+                    status: run.status,
+                    reason,
+                });
             }
             let score = self.judge(outcomes);
             scores.push((program, score.clone()));

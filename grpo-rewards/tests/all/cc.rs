@@ -1,14 +1,13 @@
 //! Compiling C and C++ to wasm32-wasi with the pinned zig: modules, compile errors, the cache,
 //! the confinement and the hostile-source suite.
 //!
-//! These need the toolchain under the default cache directory: `grpo toolchain install` (CI
-//! does it before the tests), or set `GRPO_ZIG_WHEEL` to a local copy of the pinned wheel and
-//! the first test installs it from there. Without either they fail, saying how to install.
+//! These need the toolchain under the default cache directory; the first test installs it
+//! when it is missing (see `cc_toolchain`: from `GRPO_ZIG_WHEEL` when set, else from PyPI).
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use grpo_rewards::code::cc::{CLang, CompileLimits, Compiled, Compiler, TIMEOUT_CODE, Toolchain};
+use grpo_rewards::code::cc::{CLang, CompileLimits, Compiled, Compiler, TIMEOUT_CODE};
 
 fn rt() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
@@ -21,17 +20,12 @@ fn rt() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// The shared compiler, installed from `GRPO_ZIG_WHEEL` if missing, warmed once.
+/// The shared compiler (the toolchain installed first when missing: see `cc_toolchain`),
+/// warmed once.
 fn compiler() -> Compiler {
     static WARM: OnceLock<Compiler> = OnceLock::new();
     WARM.get_or_init(|| {
-        let root = Toolchain::default_cache_root().unwrap();
-        if let (Err(_), Some(wheel)) =
-            (Toolchain::locate(&root), std::env::var_os("GRPO_ZIG_WHEEL"))
-        {
-            let report = Toolchain::install_from_file(&root, wheel.as_ref(), &mut |_| {}).unwrap();
-            eprintln!("installed from a local wheel in {} ms", report.elapsed_ms);
-        }
+        crate::cc_toolchain::ensure();
         let compiler = Compiler::shared().unwrap_or_else(|e| panic!("{e}"));
         let warm = rt().block_on(compiler.warm_up()).unwrap();
         eprintln!("warm-up: {warm:?}");
