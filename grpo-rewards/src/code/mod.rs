@@ -1,4 +1,5 @@
-//! Running generated Python against tests, safely, inside wasmtime.
+//! Running generated code (Python, C, C++, JavaScript, TypeScript) against tests, safely,
+//! inside wasmtime.
 //!
 //! (The threat model and the capability sheet are in `README.md` beside this file, included
 //! below.)
