@@ -12,7 +12,9 @@
 //! only restrict which tokens may be drawn). This is the quantity a trainer recomputes from a
 //! forward pass with the same temperature, so `ratio = exp(new − old)` is exactly 1 before the
 //! first update. In greedy mode (`temperature == 0`) the recorded log-probs are those of the
-//! unscaled distribution (temperature 1).
+//! unscaled distribution (temperature 1). [`SamplingConfig::ignore_eos`] is a restriction of the
+//! same kind: EOS tokens are never drawn, and the recorded log-probs stay those of the full
+//! distribution.
 
 use std::time::Instant;
 
@@ -42,6 +44,11 @@ pub struct SamplingConfig {
     /// Most rows decoded in one forward pass; larger groups are processed in chunks of whole
     /// prompts (0 means no limit).
     pub max_batch_rows: usize,
+    /// Never draw an end-of-sequence token, so every completion runs to `max_new_tokens` (or
+    /// the context length). For benchmarks that compare trainers at an equal token count (as
+    /// Hugging Face's `min_new_tokens`); the recorded log-probs are still those of the full
+    /// distribution, as with top-k/top-p.
+    pub ignore_eos: bool,
 }
 
 impl Default for SamplingConfig {
@@ -53,6 +60,7 @@ impl Default for SamplingConfig {
             max_new_tokens: 128,
             seed: 0,
             max_batch_rows: 0,
+            ignore_eos: false,
         }
     }
 }
@@ -228,6 +236,7 @@ fn sample_chunk(
     let max_len = prompts.iter().map(Vec::len).max().unwrap_or(0);
     let context = model.config().max_position_embeddings;
     let eos = &model.config().eos_token_ids;
+    let banned: &[u32] = if config.ignore_eos { eos } else { &[] };
 
     // Prefill each prompt once, left padded to the longest.
     let pads: Vec<usize> = prompts.iter().map(|p| max_len - p.len()).collect();
@@ -277,7 +286,7 @@ fn sample_chunk(
         let mut keep = Vec::with_capacity(rows.len());
         let mut still = Vec::with_capacity(rows.len());
         for (r, (mut row, row_logits)) in rows.into_iter().zip(logits_host).enumerate() {
-            let (token, logprob) = draw(&row_logits, config, &mut row.rng);
+            let (token, logprob) = draw(&row_logits, config, banned, &mut row.rng);
             row.tokens.push(token);
             row.logprobs.push(logprob);
             let position = max_len + row.tokens.len() - row.left_pad;
@@ -334,8 +343,14 @@ fn host_rows(logits: &Tensor) -> Result<Vec<Vec<f32>>> {
     Ok(logits.to_dtype(DType::F32)?.to_vec2::<f32>()?)
 }
 
-/// Draws one token from `logits` and returns it with its recorded log-prob.
-fn draw(logits: &[f32], config: &SamplingConfig, rng: &mut ChaCha8Rng) -> (u32, f32) {
+/// Draws one token from `logits`, never one of `banned`, and returns it with its recorded
+/// log-prob (over the full distribution).
+fn draw(
+    logits: &[f32],
+    config: &SamplingConfig,
+    banned: &[u32],
+    rng: &mut ChaCha8Rng,
+) -> (u32, f32) {
     let temperature = if config.is_greedy() {
         1.0
     } else {
@@ -347,13 +362,18 @@ fn draw(logits: &[f32], config: &SamplingConfig, rng: &mut ChaCha8Rng) -> (u32, 
     let logprob = |t: usize| (scaled[t] - log_z) as f32;
 
     if config.is_greedy() {
-        let best = argmax(&scaled);
+        let best = argmax(&scaled, banned);
         return (best as u32, logprob(best));
     }
-    let probs: Vec<f64> = scaled.iter().map(|s| (s - log_z).exp()).collect();
+    let mut probs: Vec<f64> = scaled.iter().map(|s| (s - log_z).exp()).collect();
+    for &t in banned {
+        if let Some(p) = probs.get_mut(t as usize) {
+            *p = 0.0;
+        }
+    }
     let truncate = config.top_k > 0 || config.top_p < 1.0;
     let token = if truncate {
-        let mut order: Vec<usize> = (0..probs.len()).collect();
+        let mut order: Vec<usize> = (0..probs.len()).filter(|&t| probs[t] > 0.0).collect();
         // Descending probability, ties by id, so the candidate set is deterministic.
         order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]).then(a.cmp(&b)));
         if config.top_k > 0 {
@@ -374,7 +394,12 @@ fn draw(logits: &[f32], config: &SamplingConfig, rng: &mut ChaCha8Rng) -> (u32, 
         let total: f64 = order.iter().map(|&t| probs[t]).sum();
         pick(order.iter().map(|&t| (t, probs[t])), total, rng)
     } else {
-        pick(probs.iter().copied().enumerate(), 1.0, rng)
+        let total = if banned.is_empty() {
+            1.0
+        } else {
+            probs.iter().sum()
+        };
+        pick(probs.iter().copied().enumerate(), total, rng)
     };
     (token as u32, logprob(token))
 }
@@ -397,14 +422,19 @@ fn pick(candidates: impl Iterator<Item = (usize, f64)>, total: f64, rng: &mut Ch
     last
 }
 
-fn argmax(values: &[f64]) -> usize {
-    let mut best = 0;
+/// The index of the largest value not in `banned` (ties to the lowest index; 0 when every
+/// index is banned).
+fn argmax(values: &[f64], banned: &[u32]) -> usize {
+    let mut best: Option<usize> = None;
     for (i, &v) in values.iter().enumerate() {
-        if v > values[best] {
-            best = i;
+        if banned.contains(&(i as u32)) {
+            continue;
+        }
+        if best.is_none_or(|b| v > values[b]) {
+            best = Some(i);
         }
     }
-    best
+    best.unwrap_or(0)
 }
 
 /// Log-probabilities of `completion` given `prompt` under `model` at `temperature` (1.0 for
@@ -445,7 +475,12 @@ mod tests {
     #[test]
     fn greedy_takes_the_argmax_and_records_its_logprob() {
         // log_softmax([0, ln 3]) = [ln 1/4, ln 3/4]
-        let (t, lp) = draw(&[0.0, 3f32.ln()], &SamplingConfig::greedy(4), &mut rng());
+        let (t, lp) = draw(
+            &[0.0, 3f32.ln()],
+            &SamplingConfig::greedy(4),
+            &[],
+            &mut rng(),
+        );
         assert_eq!(t, 1);
         assert!((lp - 0.75f32.ln()).abs() < 1e-6);
     }
@@ -458,7 +493,7 @@ mod tests {
             ..Default::default()
         };
         // logits / 0.5 = [0, 2 ln 3]: p = [1/10, 9/10].
-        let (t, lp) = draw(&[0.0, 3f32.ln()], &config, &mut rng());
+        let (t, lp) = draw(&[0.0, 3f32.ln()], &config, &[], &mut rng());
         assert_eq!(t, 1);
         assert!((lp - 0.9f32.ln()).abs() < 1e-6);
     }
@@ -473,15 +508,16 @@ mod tests {
         };
         let mut r = rng();
         for _ in 0..50 {
-            assert_eq!(draw(&logits, &config, &mut r).0, 0);
+            assert_eq!(draw(&logits, &config, &[], &mut r).0, 0);
         }
         // top_p 0.85 keeps tokens 0 and 1, never 2.
         let config = SamplingConfig {
             top_p: 0.85,
             ..Default::default()
         };
-        let seen: std::collections::HashSet<u32> =
-            (0..200).map(|_| draw(&logits, &config, &mut r).0).collect();
+        let seen: std::collections::HashSet<u32> = (0..200)
+            .map(|_| draw(&logits, &config, &[], &mut r).0)
+            .collect();
         assert_eq!(seen, [0, 1].into_iter().collect());
     }
 
@@ -492,9 +528,38 @@ mod tests {
         let config = SamplingConfig::default();
         let mut r = rng();
         let ones = (0..4000)
-            .filter(|_| draw(&logits, &config, &mut r).0 == 1)
+            .filter(|_| draw(&logits, &config, &[], &mut r).0 == 1)
             .count();
         assert!((3050..=3350).contains(&ones), "{ones}");
+    }
+
+    #[test]
+    fn banned_tokens_are_never_drawn_but_logprobs_keep_the_full_distribution() {
+        // p = [0.7, 0.2, 0.1] with token 0 (an EOS) banned: draws split 2:1 between 1 and 2,
+        // and the recorded log-prob of token 1 is still ln 0.2.
+        let logits = [0.7f32.ln(), 0.2f32.ln(), 0.1f32.ln()];
+        let mut r = rng();
+        let config = SamplingConfig::default();
+        let mut ones = 0;
+        for _ in 0..3000 {
+            let (t, lp) = draw(&logits, &config, &[0], &mut r);
+            assert_ne!(t, 0);
+            if t == 1 {
+                ones += 1;
+                assert!((lp - 0.2f32.ln()).abs() < 1e-6);
+            }
+        }
+        // mean 2000, sd ≈ 26: ±150 is a 6σ band.
+        assert!((1850..=2150).contains(&ones), "{ones}");
+        // Greedy skips the banned argmax; top-k counts only allowed tokens.
+        let (t, lp) = draw(&logits, &SamplingConfig::greedy(4), &[0], &mut r);
+        assert_eq!(t, 1);
+        assert!((lp - 0.2f32.ln()).abs() < 1e-6);
+        let top1 = SamplingConfig {
+            top_k: 1,
+            ..Default::default()
+        };
+        assert_eq!(draw(&logits, &top1, &[0], &mut r).0, 1);
     }
 
     #[test]

@@ -65,6 +65,7 @@ impl Args {
             max_new_tokens: self.max_new_tokens,
             seed: self.seed,
             max_batch_rows: 0,
+            ignore_eos: false,
         };
         let start = Instant::now();
         let completion = sample(&model, std::slice::from_ref(&prompt), 1, &config)

@@ -116,6 +116,7 @@ fn tiny() -> TrainConfig {
             top_k: 0,
             max_new_tokens,
             max_batch_rows: 0,
+            ignore_eos: false,
         },
         update: UpdateSection {
             iterations: 1,

@@ -234,6 +234,11 @@ pub struct SamplingSection {
     pub max_new_tokens: usize,
     /// Most rows decoded in one forward pass (0: no limit).
     pub max_batch_rows: usize,
+    /// Never draw an end-of-sequence token, so every completion runs to `max_new_tokens`
+    /// (for timing against other trainers with the same token count; see
+    /// [`SamplingConfig::ignore_eos`](crate::sampler::SamplingConfig::ignore_eos)).
+    #[serde(default)]
+    pub ignore_eos: bool,
 }
 
 /// The policy update of one step.

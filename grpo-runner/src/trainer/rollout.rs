@@ -71,6 +71,7 @@ impl Trainer {
             max_new_tokens: s.max_new_tokens,
             seed: derive_seed(self.config.seed, 2, self.step, round),
             max_batch_rows: s.max_batch_rows,
+            ignore_eos: s.ignore_eos,
         };
         let prompt_ids: Vec<Vec<u32>> = encoded.iter().map(|(_, ids)| ids.clone()).collect();
         // With code tasks the prompts are sampled in two pieces and the first piece is scored
