@@ -1,9 +1,12 @@
 //! The trainable Qwen2/Llama decoder.
 //!
 //! candle-transformers' decoders use fused kernels (`rms_norm`, `softmax_last_dim`, `rope`)
-//! that have no backward pass, so gradients silently stop at them. This decoder is built from
-//! differentiable candle ops only — explicit RMSNorm, a softmax made of `exp`/`sum`, rotate-half
-//! RoPE with `narrow`/`cat`, `Tensor::cat` for the KV cache — and keeps its weights as
+//! that have no backward pass, so gradients silently stop at them. This decoder's kernels have
+//! a backward: on the CPU in f32, fused RMSNorm, RoPE and attention softmax with their
+//! analytic gradients (`fused.rs`, checked against finite differences); on other devices and
+//! dtypes, the same functions from differentiable candle ops (explicit RMSNorm, a softmax made
+//! of `exp`/`sum`, rotate-half RoPE with `narrow`/`cat`); `Tensor::cat` for the KV cache. Grouped
+//! query heads meet their key/value head without copies. It keeps its weights as
 //! [`candle_nn::Var`]s under the Hugging Face tensor names, so the same safetensors load into
 //! it and into candle-transformers (which the tests use as the oracle for the logits).
 //!
@@ -46,11 +49,12 @@
 //! ```
 //!
 //! Files: `config.rs` (the shape of a decoder), `weights.rs` (the weights by layer and their
-//! initialisation), `cache.rs` (the KV cache), `ops.rs` (the differentiable kernels); the
-//! forward pass is here.
+//! initialisation), `cache.rs` (the KV cache), `ops.rs` (the kernels, composed from candle
+//! ops), `fused.rs` (the fused CPU kernels with their backward); the forward pass is here.
 
 mod cache;
 mod config;
+mod fused;
 mod ops;
 mod weights;
 
@@ -64,7 +68,7 @@ use crate::error::{Error, Result};
 
 pub use cache::KvCache;
 pub use config::{Architecture, ModelConfig};
-use ops::{linear, repeat_kv, rms_norm, rope, rope_tables, softmax_last_dim};
+use ops::{attention_probs, linear, rms_norm, rope, rope_tables};
 use weights::{Layer, Weights, normal_samples};
 
 /// The value added to attention scores of masked keys: large and negative, but finite, so a
@@ -320,6 +324,7 @@ impl Model {
         }
         let mut cache = cache;
         let offset = cache.as_ref().map_or(0, |c| c.len);
+        let capacity = cache.as_ref().map_or(0, |c| c.capacity());
         let total = offset + seq;
         if let Some(c) = cache.as_ref()
             && c.layers.len() != self.config.num_hidden_layers
@@ -340,11 +345,11 @@ impl Model {
         let cos = self
             .cos
             .index_select(&pos, 0)?
-            .reshape((batch, 1, seq, half))?;
+            .reshape((batch, seq, 1, half))?;
         let sin = self
             .sin
             .index_select(&pos, 0)?
-            .reshape((batch, 1, seq, half))?;
+            .reshape((batch, seq, 1, half))?;
         let mask = self.mask(left_pad, offset, seq)?;
         // The master weights cast to the compute dtype, once for the whole pass.
         let cast;
@@ -368,7 +373,9 @@ impl Model {
                 .index_select(&ids, 0)?
                 .reshape((batch, seq, self.config.hidden_size))?;
         for (index, layer) in weights.layers.iter().enumerate() {
-            let slot = cache.as_mut().map(|c| &mut c.layers[index]);
+            let slot = cache
+                .as_mut()
+                .map(|c| (&mut c.layers[index], capacity, offset));
             x = self.layer(layer, &x, &cos, &sin, mask.as_ref(), slot)?;
         }
         if let Some(c) = cache.as_mut() {
@@ -445,48 +452,46 @@ impl Model {
         cos: &Tensor,
         sin: &Tensor,
         mask: Option<&Tensor>,
-        cache: Option<&mut Option<(Tensor, Tensor)>>,
+        cache: Option<(&mut Option<(Tensor, Tensor)>, usize, usize)>,
     ) -> Result<Tensor> {
         let c = &self.config;
         let (batch, seq, _) = x.dims3()?;
         let (heads, kv_heads, hd) = (c.num_attention_heads, c.num_key_value_heads, c.head_dim);
 
         let h = rms_norm(x, &layer.input_norm, c.rms_norm_eps)?;
-        let q = linear(&h, &layer.q, layer.q_bias.as_ref())?
-            .reshape((batch, seq, heads, hd))?
-            .transpose(1, 2)?;
-        let k = linear(&h, &layer.k, layer.k_bias.as_ref())?
-            .reshape((batch, seq, kv_heads, hd))?
-            .transpose(1, 2)?;
+        // RoPE on `[batch, seq, heads, head_dim]`, then the heads forward.
+        let q = linear(&h, &layer.q, layer.q_bias.as_ref())?.reshape((batch, seq, heads, hd))?;
+        let q = rope(&q, cos, sin)?.transpose(1, 2)?.contiguous()?;
+        let k = linear(&h, &layer.k, layer.k_bias.as_ref())?.reshape((batch, seq, kv_heads, hd))?;
+        let k = rope(&k, cos, sin)?.transpose(1, 2)?.contiguous()?;
         let v = linear(&h, &layer.v, layer.v_bias.as_ref())?
             .reshape((batch, seq, kv_heads, hd))?
             .transpose(1, 2)?
             .contiguous()?;
-        let q = rope(&q, cos, sin)?;
-        let k = rope(&k, cos, sin)?;
         let (k, v) = match cache {
             None => (k, v),
-            Some(slot) => {
-                let (k, v) = match slot.as_ref() {
-                    None => (k, v),
-                    Some((pk, pv)) => (Tensor::cat(&[pk, &k], 2)?, Tensor::cat(&[pv, &v], 2)?),
-                };
-                *slot = Some((k.clone(), v.clone()));
-                (k, v)
-            }
+            Some((slot, capacity, offset)) => cache::append(slot, capacity, offset, k, v)?,
         };
-        let k = repeat_kv(&k, heads / kv_heads)?;
-        let v = repeat_kv(&v, heads / kv_heads)?;
-        let scores = (q.matmul(&k.t()?)? * (1.0 / (hd as f64).sqrt()))?;
+        // Grouped-query attention without copying keys and values per query head: the
+        // `group` query heads of one key/value head are consecutive, so the queries as
+        // `[batch, kv_heads, group · seq, head_dim]` meet the keys `[batch, kv_heads, keys,
+        // head_dim]` directly.
+        let group = heads / kv_heads;
+        let keys = k.dim(2)?;
+        let scores = q
+            .reshape((batch, kv_heads, group * seq, hd))?
+            .matmul(&k.t()?)?
+            .reshape((batch, heads, seq, keys))?;
         // Half precision: the mask and the softmax in f32, the probabilities cast back.
-        let scores = scores.to_dtype(self.attention_dtype())?;
-        let scores = match mask {
-            Some(m) => scores.broadcast_add(m)?,
-            None => scores,
-        };
-        let probs = softmax_last_dim(&scores)?.to_dtype(self.compute)?;
-        let attn = probs.matmul(&v)?;
-        let attn = attn.transpose(1, 2)?.reshape((batch, seq, heads * hd))?;
+        let scale = 1.0 / (hd as f64).sqrt();
+        let probs = attention_probs(&scores, scale, mask, self.attention_dtype())?
+            .to_dtype(self.compute)?
+            .reshape((batch, kv_heads, group * seq, keys))?;
+        let attn = probs
+            .matmul(&v)?
+            .reshape((batch, heads, seq, hd))?
+            .transpose(1, 2)?
+            .reshape((batch, seq, heads * hd))?;
         let x = (x + linear(&attn, &layer.o, layer.o_bias.as_ref())?)?;
 
         let h = rms_norm(&x, &layer.post_norm, c.rms_norm_eps)?;
@@ -505,6 +510,7 @@ fn is_half(dtype: DType) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::ops::softmax_last_dim;
     use super::*;
 
     #[test]

@@ -4,7 +4,7 @@ use candle_core::{D, DType, Device, Tensor};
 
 use crate::error::Result;
 
-use super::ModelConfig;
+use super::{ModelConfig, fused};
 
 /// `x · Wᵀ + b` over the last dimension, for inputs of any rank.
 pub(super) fn linear(
@@ -27,8 +27,12 @@ pub(super) fn linear(
     y.reshape(out_dims)
 }
 
-/// RMSNorm from differentiable ops: `x / sqrt(mean(x²) + eps) · w`, computed in f32 or wider.
+/// RMSNorm `x / sqrt(mean(x²) + eps) · w`, computed in f32 or wider: the fused kernel for f32
+/// on the CPU, else differentiable ops.
 pub(super) fn rms_norm(x: &Tensor, weight: &Tensor, eps: f64) -> candle_core::Result<Tensor> {
+    if fused::applies(x) && fused::applies(weight) {
+        return fused::rms_norm(x, weight, eps);
+    }
     let dtype = x.dtype();
     let internal = match dtype {
         DType::F16 | DType::BF16 => DType::F32,
@@ -51,11 +55,16 @@ pub(super) fn softmax_last_dim(x: &Tensor) -> candle_core::Result<Tensor> {
 }
 
 /// Rotate-half RoPE (the HF convention): for `x = [x1, x2]` split in halves,
-/// `[x1·cos − x2·sin, x2·cos + x1·sin]`.
+/// `[x1·cos − x2·sin, x2·cos + x1·sin]`; the fused kernel for f32 on the CPU, else
+/// differentiable ops.
 ///
 /// # Shapes
-/// `x`: `[batch, heads, seq, head_dim]`; `cos`, `sin`: `[batch, 1, seq, head_dim / 2]`.
+/// `x`: `[batch, seq, heads, head_dim]` (before the heads are transposed forward);
+/// `cos`, `sin`: `[batch, seq, 1, head_dim / 2]`.
 pub(super) fn rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
+    if fused::applies(x) && fused::applies(cos) && fused::applies(sin) {
+        return fused::rope(x, cos, sin);
+    }
     let half = x.dim(D::Minus1)? / 2;
     let x1 = x.narrow(D::Minus1, 0, half)?;
     let x2 = x.narrow(D::Minus1, half, half)?;
@@ -64,13 +73,28 @@ pub(super) fn rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Resul
     Tensor::cat(&[r1, r2], D::Minus1)
 }
 
-/// Repeats each key/value head `n` times: `[b, kv, t, d]` → `[b, kv·n, t, d]`.
-pub(super) fn repeat_kv(x: &Tensor, n: usize) -> candle_core::Result<Tensor> {
-    if n == 1 {
-        return Ok(x.clone());
+/// The attention probabilities `softmax(scores · scale + mask)` over the keys, in f32 for a
+/// half compute dtype: the fused kernel when the scores are f32 on the CPU, else
+/// differentiable ops (the scale applied in the scores' dtype, then the mask and softmax in
+/// `softmax_dtype`).
+///
+/// # Shapes
+/// `scores`: `[batch, heads, queries, keys]`; `mask`: `[batch, 1, queries, keys]`.
+pub(super) fn attention_probs(
+    scores: &Tensor,
+    scale: f64,
+    mask: Option<&Tensor>,
+    softmax_dtype: DType,
+) -> candle_core::Result<Tensor> {
+    if fused::applies(scores) && softmax_dtype == DType::F32 && mask.is_none_or(fused::applies) {
+        return fused::attention_softmax(scores, scale, mask);
     }
-    let (b, kv, t, d) = x.dims4()?;
-    Tensor::cat(&vec![x; n], 2)?.reshape((b, kv * n, t, d))
+    let scores = (scores * scale)?.to_dtype(softmax_dtype)?;
+    let scores = match mask {
+        Some(m) => scores.broadcast_add(m)?,
+        None => scores,
+    };
+    softmax_last_dim(&scores)
 }
 
 /// cos/sin tables `[max_position_embeddings, head_dim / 2]` with inverse frequencies

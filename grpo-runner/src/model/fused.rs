@@ -1,0 +1,586 @@
+//! Fused CPU kernels with their own backward pass: RMSNorm, RoPE and the attention softmax.
+//!
+//! Each kernel replaces a chain of candle ops (and their autograd nodes: RMSNorm was seven
+//! ops, RoPE eight, the attention's scale, mask and softmax six) by one pass over the data
+//! forward and one backward. The forward passes compute exactly what the composed ops compute,
+//! in the same order (candle's own row sum for the reductions), so a forward pass gives the
+//! same bits either way; the backward passes are the analytic gradients, which round
+//! differently from candle's chain rule through the composed ops.
+//!
+//! They run on contiguous f32 tensors on the CPU; every other device and dtype goes through
+//! the composed ops in `ops.rs` (a CustomOp has no CUDA or Metal kernel unless it is given
+//! one). The gradients are checked against finite differences in the tests below, since a
+//! missing or wrong gradient would be silent.
+
+use candle_core::cpu::kernels::VecOps;
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, CustomOp3, DType, Layout, Shape, Tensor};
+
+type CResult<T> = candle_core::Result<T>;
+
+/// Whether the fused kernels take `x`: f32 on the CPU.
+pub(super) fn applies(x: &Tensor) -> bool {
+    x.device().is_cpu() && x.dtype() == DType::F32
+}
+
+/// The f32 elements of a contiguous CPU tensor.
+fn slice<'a>(storage: &'a CpuStorage, layout: &Layout, op: &'static str) -> CResult<&'a [f32]> {
+    let CpuStorage::F32(data) = storage else {
+        return Err(candle_core::Error::Msg(format!("{op}: expected f32")));
+    };
+    let (start, end) = layout
+        .contiguous_offsets()
+        .ok_or_else(|| candle_core::Error::Msg(format!("{op}: expected a contiguous tensor")))?;
+    Ok(&data[start..end])
+}
+
+/// The length of the last dimension (1 for a scalar).
+fn last_dim(layout: &Layout) -> usize {
+    layout.dims().last().copied().unwrap_or(1)
+}
+
+/// candle's own sum of a row (the order its `sum_keepdim` over the last dimension uses).
+fn row_sum(xs: &[f32]) -> f32 {
+    let mut sum = 0f32;
+    // SAFETY: `xs` holds `xs.len()` elements and `sum` is a valid destination.
+    unsafe { f32::vec_reduce_sum(xs.as_ptr(), &mut sum, xs.len()) };
+    sum
+}
+
+/// The largest element of a non-empty row.
+fn row_max(xs: &[f32]) -> f32 {
+    xs.iter().copied().fold(xs[0], f32::max)
+}
+
+/// RMSNorm `x / sqrt(mean(x²) + eps) · w` over the last dimension of `x` (f32, CPU).
+pub(super) fn rms_norm(x: &Tensor, weight: &Tensor, eps: f64) -> CResult<Tensor> {
+    x.contiguous()?
+        .apply_op2(&weight.contiguous()?, RmsNorm { eps })
+}
+
+struct RmsNorm {
+    eps: f64,
+}
+
+impl RmsNorm {
+    /// Per row `(x / norm, norm)` written into `out` (the normalised row times `w`).
+    fn forward_row(&self, x: &[f32], w: &[f32], squares: &mut [f32], out: &mut [f32]) -> f32 {
+        let n = x.len();
+        for (s, &v) in squares.iter_mut().zip(x) {
+            *s = v * v;
+        }
+        // As the composed ops: sum, `* (1/n)` (an affine with add 0), `+ eps`, sqrt.
+        let mean = row_sum(squares) * (1.0 / n as f64) as f32 + 0.0;
+        let norm = (mean * 1.0 + self.eps as f32).sqrt();
+        for ((o, &v), &wv) in out.iter_mut().zip(x).zip(w) {
+            *o = (v / norm) * wv;
+        }
+        norm
+    }
+}
+
+impl CustomOp2 for RmsNorm {
+    fn name(&self) -> &'static str {
+        "grpo-rms-norm"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> CResult<(CpuStorage, Shape)> {
+        let x = slice(s1, l1, self.name())?;
+        let w = slice(s2, l2, self.name())?;
+        let n = last_dim(l1);
+        if w.len() != n {
+            return Err(candle_core::Error::Msg(format!(
+                "rms_norm: weight of {} for rows of {n}",
+                w.len()
+            )));
+        }
+        let mut out = vec![0f32; x.len()];
+        let mut squares = vec![0f32; n];
+        if n > 0 {
+            for (xr, or) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+                self.forward_row(xr, w, &mut squares, or);
+            }
+        }
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        w: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> CResult<(Option<Tensor>, Option<Tensor>)> {
+        let packed = x.contiguous()?.apply_op3_no_bwd(
+            &w.contiguous()?,
+            &grad.contiguous()?,
+            &RmsNormBackward { eps: self.eps },
+        )?;
+        let len = x.elem_count();
+        let dx = packed.narrow(0, 0, len)?.reshape(x.shape())?;
+        let dw = packed.narrow(0, len, w.elem_count())?.reshape(w.shape())?;
+        Ok((Some(dx), Some(dw)))
+    }
+}
+
+/// The gradients of RMSNorm, packed as `[dx (every element of x), dw]`.
+///
+/// With `r = 1 / norm`, `x̂ = x·r` and `y = x̂·w`: `dw = Σ_rows g·x̂` and
+/// `dx = r·(g·w − x̂·mean(g·w·x̂))`.
+struct RmsNormBackward {
+    eps: f64,
+}
+
+impl CustomOp3 for RmsNormBackward {
+    fn name(&self) -> &'static str {
+        "grpo-rms-norm-backward"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> CResult<(CpuStorage, Shape)> {
+        let x = slice(s1, l1, self.name())?;
+        let w = slice(s2, l2, self.name())?;
+        let g = slice(s3, l3, self.name())?;
+        let n = last_dim(l1);
+        let mut out = vec![0f32; x.len() + n];
+        let (dx, dw_out) = out.split_at_mut(x.len());
+        let mut dw = vec![0f64; n];
+        let mut squares = vec![0f32; n];
+        let forward = RmsNorm { eps: self.eps };
+        let mut scratch = vec![0f32; n];
+        if n > 0 {
+            for ((xr, gr), dr) in x
+                .chunks_exact(n)
+                .zip(g.chunks_exact(n))
+                .zip(dx.chunks_exact_mut(n))
+            {
+                let norm = forward.forward_row(xr, w, &mut squares, &mut scratch);
+                let r = 1.0 / f64::from(norm);
+                let mut dot = 0f64;
+                for i in 0..n {
+                    let xh = f64::from(xr[i]) * r;
+                    let gw = f64::from(gr[i]) * f64::from(w[i]);
+                    dot += gw * xh;
+                    dw[i] += f64::from(gr[i]) * xh;
+                }
+                let mean = dot / n as f64;
+                for i in 0..n {
+                    let xh = f64::from(xr[i]) * r;
+                    let gw = f64::from(gr[i]) * f64::from(w[i]);
+                    dr[i] = (r * (gw - xh * mean)) as f32;
+                }
+            }
+        }
+        for (o, v) in dw_out.iter_mut().zip(dw) {
+            *o = v as f32;
+        }
+        Ok((CpuStorage::F32(out), Shape::from(x.len() + n)))
+    }
+}
+
+/// Rotate-half RoPE on `x`: `[batch, seq, heads, head_dim]` (before the heads are transposed
+/// forward), with `cos`, `sin`: `[batch, seq, 1, head_dim / 2]` (f32, CPU).
+pub(super) fn rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> CResult<Tensor> {
+    x.contiguous()?.apply_op3(
+        &cos.contiguous()?,
+        &sin.contiguous()?,
+        Rope { inverse: false },
+    )
+}
+
+/// `[x1·cos − x2·sin, x2·cos + x1·sin]` per head, or with `inverse` the transposed rotation
+/// `[x1·cos + x2·sin, x2·cos − x1·sin]`, which is the backward pass.
+#[derive(Clone, Copy)]
+struct Rope {
+    inverse: bool,
+}
+
+impl CustomOp3 for Rope {
+    fn name(&self) -> &'static str {
+        "grpo-rope"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> CResult<(CpuStorage, Shape)> {
+        let x = slice(s1, l1, self.name())?;
+        let cos = slice(s2, l2, self.name())?;
+        let sin = slice(s3, l3, self.name())?;
+        let (batch, seq, heads, d) = l1.shape().dims4()?;
+        let half = d / 2;
+        if cos.len() != batch * seq * half || sin.len() != cos.len() || 2 * half != d {
+            return Err(candle_core::Error::Msg(format!(
+                "rope: tables of {} for {batch}×{seq} positions of head_dim {d}",
+                cos.len()
+            )));
+        }
+        let mut out = vec![0f32; x.len()];
+        if half > 0 {
+            for (position, (xp, op)) in x
+                .chunks_exact(heads * d)
+                .zip(out.chunks_exact_mut(heads * d))
+                .enumerate()
+            {
+                let c = &cos[position * half..(position + 1) * half];
+                let s = &sin[position * half..(position + 1) * half];
+                for (xh, oh) in xp.chunks_exact(d).zip(op.chunks_exact_mut(d)) {
+                    let (x1, x2) = xh.split_at(half);
+                    let (o1, o2) = oh.split_at_mut(half);
+                    for i in 0..half {
+                        if self.inverse {
+                            o1[i] = x1[i] * c[i] + x2[i] * s[i];
+                            o2[i] = x2[i] * c[i] - x1[i] * s[i];
+                        } else {
+                            o1[i] = x1[i] * c[i] - x2[i] * s[i];
+                            o2[i] = x2[i] * c[i] + x1[i] * s[i];
+                        }
+                    }
+                }
+            }
+        }
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        _x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> CResult<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        let inverse = Rope {
+            inverse: !self.inverse,
+        };
+        let dx = grad.contiguous()?.apply_op3_no_bwd(cos, sin, &inverse)?;
+        Ok((Some(dx), None, None))
+    }
+}
+
+/// The attention probabilities `softmax(scores · scale + mask)` over the last dimension.
+///
+/// # Shapes
+/// - `scores`: `[batch, heads, queries, keys]`, f32 on the CPU;
+/// - `mask`: `[batch, 1, queries, keys]` (added to every head), or `None`.
+pub(super) fn attention_softmax(
+    scores: &Tensor,
+    scale: f64,
+    mask: Option<&Tensor>,
+) -> CResult<Tensor> {
+    let op = AttentionSoftmax { scale };
+    let scores = scores.contiguous()?;
+    match mask {
+        None => scores.apply_op1(op),
+        Some(mask) => scores.apply_op2(&mask.contiguous()?, op),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct AttentionSoftmax {
+    scale: f64,
+}
+
+impl AttentionSoftmax {
+    /// Softmax of each row of `x · scale (+ mask row)`, in the composed ops' order: the
+    /// scaled scores, the mask added, the row's max subtracted, `exp`, candle's row sum,
+    /// division.
+    fn forward(&self, x: &[f32], layout: &Layout, mask: Option<&[f32]>) -> CResult<Vec<f32>> {
+        let n = last_dim(layout);
+        let mut out = vec![0f32; x.len()];
+        if n == 0 {
+            return Ok(out);
+        }
+        let dims = layout.dims();
+        let (queries, heads) = match dims.len() {
+            4 => (dims[2], dims[1]),
+            _ => (1, 1),
+        };
+        if let Some(m) = mask
+            && (dims.len() != 4 || m.len() != dims[0] * queries * n)
+        {
+            return Err(candle_core::Error::Msg(format!(
+                "attention_softmax: a mask of {} for scores {dims:?}",
+                m.len()
+            )));
+        }
+        let scale = self.scale as f32;
+        for (row, (xr, yr)) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate() {
+            match mask {
+                Some(m) => {
+                    let batch = row / (heads * queries);
+                    let query = row % queries;
+                    let mr = &m[(batch * queries + query) * n..(batch * queries + query + 1) * n];
+                    for ((y, &v), &mv) in yr.iter_mut().zip(xr).zip(mr) {
+                        *y = (v * scale + 0.0) + mv;
+                    }
+                }
+                None => {
+                    for (y, &v) in yr.iter_mut().zip(xr) {
+                        *y = v * scale + 0.0;
+                    }
+                }
+            }
+            let max = row_max(yr);
+            for y in yr.iter_mut() {
+                *y = (*y - max).exp();
+            }
+            let sum = row_sum(yr);
+            for y in yr.iter_mut() {
+                *y /= sum;
+            }
+        }
+        Ok(out)
+    }
+
+    /// `dx = scale · y · (g − Σ g·y)` per row.
+    fn backward(&self, y: &Tensor, grad: &Tensor) -> CResult<Tensor> {
+        y.contiguous()?
+            .apply_op2_no_bwd(&grad.contiguous()?, &SoftmaxBackward { scale: self.scale })
+    }
+}
+
+impl CustomOp1 for AttentionSoftmax {
+    fn name(&self) -> &'static str {
+        "grpo-attention-softmax"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> CResult<(CpuStorage, Shape)> {
+        let x = slice(storage, layout, CustomOp1::name(self))?;
+        let out = self.forward(x, layout, None)?;
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+
+    fn bwd(&self, _x: &Tensor, res: &Tensor, grad: &Tensor) -> CResult<Option<Tensor>> {
+        Ok(Some(self.backward(res, grad)?))
+    }
+}
+
+impl CustomOp2 for AttentionSoftmax {
+    fn name(&self) -> &'static str {
+        "grpo-attention-softmax-masked"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> CResult<(CpuStorage, Shape)> {
+        let x = slice(s1, l1, CustomOp2::name(self))?;
+        let mask = slice(s2, l2, CustomOp2::name(self))?;
+        let out = self.forward(x, l1, Some(mask))?;
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        _x: &Tensor,
+        _mask: &Tensor,
+        res: &Tensor,
+        grad: &Tensor,
+    ) -> CResult<(Option<Tensor>, Option<Tensor>)> {
+        Ok((Some(self.backward(res, grad)?), None))
+    }
+}
+
+struct SoftmaxBackward {
+    scale: f64,
+}
+
+impl CustomOp2 for SoftmaxBackward {
+    fn name(&self) -> &'static str {
+        "grpo-softmax-backward"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> CResult<(CpuStorage, Shape)> {
+        let y = slice(s1, l1, self.name())?;
+        let g = slice(s2, l2, self.name())?;
+        let n = last_dim(l1);
+        let mut out = vec![0f32; y.len()];
+        if n > 0 {
+            for ((yr, gr), dr) in y
+                .chunks_exact(n)
+                .zip(g.chunks_exact(n))
+                .zip(out.chunks_exact_mut(n))
+            {
+                let dot: f32 = yr.iter().zip(gr).map(|(a, b)| a * b).sum();
+                for ((d, &yv), &gv) in dr.iter_mut().zip(yr).zip(gr) {
+                    *d = self.scale as f32 * yv * (gv - dot);
+                }
+            }
+        }
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use candle_core::{D, Device, Var};
+
+    use super::*;
+
+    fn seeded(shape: &[usize], seed: u64) -> Tensor {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let n: usize = shape.iter().product();
+        let v: Vec<f32> = (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
+        Tensor::from_vec(v, shape, &Device::Cpu).unwrap()
+    }
+
+    /// A fixed random projection of `y` to a scalar, so every output element gets a distinct
+    /// upstream gradient.
+    fn project(y: &Tensor, seed: u64) -> Tensor {
+        let p = seeded(y.dims(), seed);
+        (y * p).unwrap().sum_all().unwrap()
+    }
+
+    /// Central differences of `f` at `x` in f64, against the analytic gradient the autograd
+    /// graph gives in f32; returns the largest relative error.
+    fn gradient_error(x: &Tensor, f: &dyn Fn(&Tensor) -> Tensor) -> f32 {
+        let var = Var::from_tensor(x).unwrap();
+        let grads = f(var.as_tensor()).backward().unwrap();
+        let analytic: Vec<f32> = grads
+            .get(var.as_tensor())
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        let base: Vec<f32> = x.flatten_all().unwrap().to_vec1().unwrap();
+        let h = 1e-2f32;
+        let mut worst = 0f32;
+        for i in 0..base.len() {
+            let at = |delta: f32| {
+                let mut v = base.clone();
+                v[i] += delta;
+                let t = Tensor::from_vec(v, x.shape(), &Device::Cpu).unwrap();
+                f64::from(f(&t).to_scalar::<f32>().unwrap())
+            };
+            let numeric = ((at(h) - at(-h)) / (2.0 * f64::from(h))) as f32;
+            let err = (numeric - analytic[i]).abs() / (1.0 + numeric.abs());
+            worst = worst.max(err);
+        }
+        worst
+    }
+
+    fn composed_rms_norm(x: &Tensor, w: &Tensor, eps: f64) -> Tensor {
+        let norm = (x.sqr().unwrap().mean_keepdim(D::Minus1).unwrap() + eps)
+            .unwrap()
+            .sqrt()
+            .unwrap();
+        x.broadcast_div(&norm).unwrap().broadcast_mul(w).unwrap()
+    }
+
+    fn bits(t: &Tensor) -> Vec<u32> {
+        let v: Vec<f32> = t.flatten_all().unwrap().to_vec1().unwrap();
+        v.iter().map(|f| f.to_bits()).collect()
+    }
+
+    #[test]
+    fn rms_norm_forward_is_the_composed_ops_bit_for_bit() {
+        let x = seeded(&[3, 5, 64], 1);
+        let w = seeded(&[64], 2);
+        assert_eq!(
+            bits(&rms_norm(&x, &w, 1e-6).unwrap()),
+            bits(&composed_rms_norm(&x, &w, 1e-6))
+        );
+    }
+
+    #[test]
+    fn rms_norm_gradients_match_finite_differences() {
+        let x = seeded(&[2, 3, 8], 3);
+        let w = seeded(&[8], 4);
+        let wx = w.clone();
+        let err = gradient_error(&x, &|x| project(&rms_norm(x, &wx, 1e-6).unwrap(), 5));
+        assert!(err < 2e-3, "dx: {err}");
+        let err = gradient_error(&w, &|w| project(&rms_norm(&x, w, 1e-6).unwrap(), 5));
+        assert!(err < 2e-3, "dw: {err}");
+    }
+
+    fn composed_rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> Tensor {
+        let half = x.dim(D::Minus1).unwrap() / 2;
+        let x1 = x.narrow(D::Minus1, 0, half).unwrap();
+        let x2 = x.narrow(D::Minus1, half, half).unwrap();
+        let r1 = (x1.broadcast_mul(cos).unwrap() - x2.broadcast_mul(sin).unwrap()).unwrap();
+        let r2 = (x2.broadcast_mul(cos).unwrap() + x1.broadcast_mul(sin).unwrap()).unwrap();
+        Tensor::cat(&[r1, r2], D::Minus1).unwrap()
+    }
+
+    #[test]
+    fn rope_forward_is_the_composed_ops_bit_for_bit_and_its_gradient_is_right() {
+        let x = seeded(&[2, 3, 4, 8], 6);
+        let cos = seeded(&[2, 3, 1, 4], 7);
+        let sin = seeded(&[2, 3, 1, 4], 8);
+        assert_eq!(
+            bits(&rope(&x, &cos, &sin).unwrap()),
+            bits(&composed_rope(&x, &cos, &sin))
+        );
+        let err = gradient_error(&x, &|x| project(&rope(x, &cos, &sin).unwrap(), 9));
+        assert!(err < 2e-3, "{err}");
+    }
+
+    fn composed_softmax(scores: &Tensor, scale: f64, mask: Option<&Tensor>) -> Tensor {
+        let s = (scores * scale).unwrap();
+        let s = match mask {
+            Some(m) => s.broadcast_add(m).unwrap(),
+            None => s,
+        };
+        let max = s.max_keepdim(D::Minus1).unwrap();
+        let e = s.broadcast_sub(&max).unwrap().exp().unwrap();
+        let sum = e.sum_keepdim(D::Minus1).unwrap();
+        e.broadcast_div(&sum).unwrap()
+    }
+
+    #[test]
+    fn attention_softmax_is_the_composed_ops_bit_for_bit_and_its_gradient_is_right() {
+        let scores = seeded(&[2, 3, 4, 5], 10);
+        // A causal mask with one padded key in batch row 1.
+        let mut m = vec![0f32; 2 * 4 * 5];
+        for b in 0..2 {
+            for q in 0..4 {
+                for k in 0..5 {
+                    if k > q + 1 || (b == 1 && k == 0) {
+                        m[(b * 4 + q) * 5 + k] = -1e9;
+                    }
+                }
+            }
+        }
+        let mask = Tensor::from_vec(m, (2, 1, 4, 5), &Device::Cpu).unwrap();
+        for mask in [None, Some(&mask)] {
+            assert_eq!(
+                bits(&attention_softmax(&scores, 0.25, mask).unwrap()),
+                bits(&composed_softmax(&scores, 0.25, mask))
+            );
+            let err = gradient_error(&scores, &|s| {
+                project(&attention_softmax(s, 0.25, mask).unwrap(), 11)
+            });
+            assert!(err < 2e-3, "{err}");
+        }
+    }
+}
