@@ -247,7 +247,11 @@ fn sample_chunk(
     }
     let ids = Tensor::from_vec(ids, (prompts.len(), max_len), &device)?;
     let start = Instant::now();
-    let mut cache = KvCache::new(model.config().num_hidden_layers);
+    // Keys and values written in place into buffers for every position a row can reach.
+    let mut cache = KvCache::with_capacity(
+        model.config().num_hidden_layers,
+        (max_len + config.max_new_tokens).min(context),
+    );
     let hidden = model.forward_hidden(&ids, &pads, Some(&mut cache))?;
     let last = model
         .logits(&hidden.narrow(1, max_len - 1, 1)?)?

@@ -97,25 +97,32 @@ fn kv_cache_decoding_equals_a_full_forward() {
         let model = random_model(&config, 5, DType::F32);
         let ids = random_ids(11, 30, 6);
         let full = our_logits(&model, &ids);
-        // Prefill 4, then chunks of 1, 2, 1, 3.
-        let mut cache = KvCache::new(config.num_hidden_layers);
-        let mut pieces = Vec::new();
-        let mut start = 0;
-        for len in [4, 1, 2, 1, 3] {
-            let chunk = &ids[start..start + len];
-            pieces.push(
-                model
-                    .forward(&ids_tensor(chunk), &[0], Some(&mut cache))
-                    .unwrap()
-                    .squeeze(0)
-                    .unwrap(),
+        // Growing by concatenation, reserved for every position, and reserved for too few
+        // (5: the buffers double twice).
+        for capacity in [0, 11, 5] {
+            // Prefill 4, then chunks of 1, 2, 1, 3.
+            let mut cache = KvCache::with_capacity(config.num_hidden_layers, capacity);
+            let mut pieces = Vec::new();
+            let mut start = 0;
+            for len in [4, 1, 2, 1, 3] {
+                let chunk = &ids[start..start + len];
+                pieces.push(
+                    model
+                        .forward(&ids_tensor(chunk), &[0], Some(&mut cache))
+                        .unwrap()
+                        .squeeze(0)
+                        .unwrap(),
+                );
+                start += len;
+            }
+            assert_eq!(cache.len(), ids.len());
+            let cached = Tensor::cat(&pieces, 0).unwrap();
+            let diff = max_abs_diff(&full, &cached);
+            assert!(
+                diff < 1e-5,
+                "{arch:?}, capacity {capacity}: max diff {diff}"
             );
-            start += len;
         }
-        assert_eq!(cache.len(), ids.len());
-        let cached = Tensor::cat(&pieces, 0).unwrap();
-        let diff = max_abs_diff(&full, &cached);
-        assert!(diff < 1e-5, "{arch:?}: max diff {diff}");
     }
 }
 
