@@ -74,6 +74,7 @@
 mod advantage;
 mod config;
 mod error;
+mod fused;
 mod kl;
 mod logprob;
 mod loss;

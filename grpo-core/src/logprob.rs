@@ -8,12 +8,15 @@
 use candle_core::{D, DType, Device, Tensor};
 
 use crate::error::{Error, Result};
+use crate::fused;
 
 /// Log-probability of each target token under the logits: `log_softmax(logits)[b, t, id]`.
 ///
 /// Computed as `logits[id] − logsumexp(logits)` with the row maximum subtracted first (and
-/// detached: the shift cancels in value and in gradient), so it allocates two `[b, t, v]`
-/// temporaries instead of log-softmax's three. Differentiable with respect to `logits`.
+/// detached: the shift cancels in value and in gradient). Differentiable with respect to
+/// `logits`. For f32 logits on the CPU a fused kernel reads each row once forward and once
+/// backward (the same values; see `fused.rs`); elsewhere the composed ops allocate two
+/// `[b, t, v]` temporaries instead of log-softmax's three.
 ///
 /// # Shapes
 /// - `logits`: `[batch, seq, vocab]`, f32 or f64.
@@ -48,6 +51,9 @@ pub fn token_logprobs(logits: &Tensor, token_ids: &Tensor) -> Result<Tensor> {
             got: token_ids.dtype(),
         });
     }
+    if fused::applies(logits) {
+        return Ok(fused::token_logprobs(logits, token_ids)?);
+    }
     let max = logits.max_keepdim(D::Minus1)?.detach(); // [b, t, 1]
     let shifted = logits.broadcast_sub(&max)?; // [b, t, v]
     let log_normaliser = shifted.exp()?.sum_keepdim(D::Minus1)?.log()?; // [b, t, 1]
@@ -64,6 +70,9 @@ pub fn token_logprobs(logits: &Tensor, token_ids: &Tensor) -> Result<Tensor> {
 /// - returns: `[batch, seq]`.
 pub fn token_entropy(logits: &Tensor) -> Result<Tensor> {
     check_logits(logits)?;
+    if fused::applies(logits) && !logits.track_op() {
+        return Ok(fused::token_entropy(logits)?);
+    }
     let max = logits.max_keepdim(D::Minus1)?.detach();
     let shifted = logits.broadcast_sub(&max)?; // [b, t, v]
     let exp = shifted.exp()?;
