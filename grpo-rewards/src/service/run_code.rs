@@ -424,8 +424,8 @@ mod tests {
     fn bad_requests_are_refused_with_reasons() {
         let cases = [
             (
-                r#"{"code": "", "language": "cpp"}"#,
-                "\"cpp\" is not supported",
+                r#"{"code": "", "language": "go"}"#,
+                "\"go\" is not supported",
             ),
             (
                 r#"{"code": "", "language": "cobol"}"#,
