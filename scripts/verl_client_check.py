@@ -11,10 +11,17 @@ against a running `grpo serve`.
 3. Runs verl's `check_correctness` and `compute_score` on stdin/stdout cases, `fn_name` cases
    (verl's wrapper star-imports stdlib modules and runs as `__main__`) and `assert_case`
    cases, with correct, wrong, crashing and looping programs, and checks verl's verdicts.
-4. Calls the TRL reward-function adapter of `clients/python/grpo_client.py` the way TRL's
+4. Calls `/run_code` through SandboxFusion's own Python SDK (PyPI `sandbox-fusion` 0.3.7,
+   installed by the shell script): its `run_code` parses every answer into its pydantic
+   `RunCodeResponse` (so a field of the wrong shape fails here), in C++, JavaScript,
+   TypeScript and Python (its language list has no `c`), with `files` and `fetch_files`, a
+   compile error, a failed assert and a time limit, and its `summary_run_code_result` reads
+   each verdict.
+5. Calls the TRL reward-function adapter of `clients/python/grpo_client.py` the way TRL's
    `GRPOTrainer` calls an async reward function, on a small batch of two groups.
 
-Run: `scripts/verl_client_check.sh` (makes a venv with requests + httpx, then runs this).
+Run: `scripts/verl_client_check.sh` (makes a venv with requests, httpx and SandboxFusion's SDK,
+then runs this).
 Exit status 0 when every check passes.
 """
 
@@ -106,6 +113,19 @@ def verl_checks(verl, url: str) -> None:
         results, metadata = check(run_code, io_cases, code, timeout=2)
         expect(f"verl stdin/stdout, {name}", results, want)
 
+    # Other languages, as verl sends them (`language=`): C++ compiled to wasm, a compile error,
+    # JavaScript and TypeScript.
+    others = {
+        "cpp correct": ("cpp", "#include <bits/stdc++.h>\nint main() { long long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }", [True, True, True]),
+        "cpp compile error": ("cpp", "int main() { return missing; }", [-4, -4, -4]),
+        "cpp wrong": ("cpp", "#include <cstdio>\nint main() { int a, b; std::scanf(\"%d %d\", &a, &b); std::printf(\"%d\\n\", a * b); }", [False, False, True]),
+        "nodejs correct": ("nodejs", "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(' ').map(Number);\nconsole.log(a + b);", [True, True, True]),
+        "typescript correct": ("typescript", "const [a, b]: number[] = require('fs').readFileSync(0, 'utf8').trim().split(' ').map(Number);\nconsole.log(a + b);", [True, True, True]),
+    }
+    for name, (language, code, want) in others.items():
+        results, metadata = check(run_code, io_cases, code, timeout=30, language=language)
+        expect(f"verl stdin/stdout, {name}", results, want)
+
     # fn_name: verl wraps the code, star-imports the stdlib and runs as __main__.
     fn_cases = {"inputs": ["[2, 7, 11, 15]\n9", "[3, 2, 4]\n6"], "outputs": ["[0, 1]", "[1, 2]"], "fn_name": "twoSum"}
     solution = (
@@ -184,6 +204,58 @@ def trl_checks(url: str) -> None:
         expect("TRL adapter raises when the service is unreachable", "after 2 attempts" in str(e), True)
 
 
+def sandbox_fusion_checks(url: str) -> None:
+    """SandboxFusion's own SDK against `/run_code`, in every language the server runs."""
+    import base64
+
+    import sandbox_fusion as sf
+
+    def run(language: str, code: str, **kw) -> "sf.RunCodeResponse":
+        request = sf.RunCodeRequest(code=code, language=language, compile_timeout=30, run_timeout=5, **kw)
+        return sf.run_code(request, endpoint=url, max_attempts=1)
+
+    mapping = sf.SummaryMapping(Success="ok", Failed="failed", CompileFailed="compile error",
+                                RunTimeout="timeout", RunFailed="run failed")
+    cpp = (
+        "#include <bits/stdc++.h>\n"
+        "int main() { std::ifstream in(\"in.txt\"); long long a, b; in >> a >> b;\n"
+        "  std::ofstream(\"out.txt\") << a * b; std::cout << a + b << \"\\n\"; }"
+    )
+    files = {"in.txt": base64.b64encode(b"6 7").decode(), "unused.txt": None}
+    r = run("cpp", cpp, files=files, fetch_files=["out.txt"])
+    expect("SandboxFusion SDK, cpp with files: status", r.status, sf.RunStatus.Success)
+    expect("SandboxFusion SDK, cpp: compile_result finished with 0",
+           (r.compile_result.status, r.compile_result.return_code), (sf.CommandRunStatus.Finished, 0))
+    expect("SandboxFusion SDK, cpp: raw stdout", r.run_result.stdout, "13\n")
+    expect("SandboxFusion SDK, cpp: fetched file", base64.b64decode(r.files.get("out.txt", "")), b"42")
+    expect("SandboxFusion SDK, cpp: summary", sf.summary_run_code_result(r, mapping), "ok")
+
+    r = run("cpp", "int main() { return missing; }")
+    expect("SandboxFusion SDK, cpp compile error: status, run_result",
+           (r.status, r.run_result), (sf.RunStatus.Failed, None))
+    expect("SandboxFusion SDK, cpp compile error: non-zero return code with the compiler's stderr",
+           (r.compile_result.return_code != 0, "missing" in (r.compile_result.stderr or "")), (True, True))
+    expect("SandboxFusion SDK, cpp compile error: summary", sf.summary_run_code_result(r, mapping), "compile error")
+
+    r = run("cpp", "#include <cassert>\nint main() { assert(1 + 1 == 3); }")
+    expect("SandboxFusion SDK, cpp failed assert: return code -6", r.run_result.return_code, -6)
+    expect("SandboxFusion SDK, cpp failed assert: summary", sf.summary_run_code_result(r, mapping), "run failed")
+
+    r = run("nodejs", "const s = require('fs').readFileSync(0, 'utf8'); console.log(s.trim().split(' ').length);",
+            stdin="a b c")
+    expect("SandboxFusion SDK, nodejs: no compile_result, raw stdout",
+           (r.status, r.compile_result, r.run_result.stdout), (sf.RunStatus.Success, None, "3\n"))
+
+    r = run("typescript", "const n: number = 21;\nconsole.log(n * 2);")
+    expect("SandboxFusion SDK, typescript", (r.status, r.run_result.stdout), (sf.RunStatus.Success, "42\n"))
+
+    r = sf.run_code(sf.RunCodeRequest(code="while True: pass", language="python", run_timeout=0.5),
+                    endpoint=url, max_attempts=1)
+    expect("SandboxFusion SDK, python endless loop: TimeLimitExceeded",
+           (r.status, r.run_result.status), (sf.RunStatus.Failed, sf.CommandRunStatus.TimeLimitExceeded))
+    expect("SandboxFusion SDK, python endless loop: summary", sf.summary_run_code_result(r, mapping), "timeout")
+
+
 def main() -> int:
     binary = find_binary()
     server, url = start_server(binary)
@@ -192,6 +264,7 @@ def main() -> int:
             verl, wheel = load_verl_sandbox_fusion(workdir)
             print(f"server {url}; verl client from {wheel}")
             verl_checks(verl, url)
+        sandbox_fusion_checks(url)
         trl_checks(url)
     finally:
         server.terminate()

@@ -2,16 +2,18 @@
 # The real-client proof and the Python client tests, against `grpo serve`.
 #
 # Makes a virtual environment (under $GRPO_VENV, default a temporary directory) with the few
-# packages the checks need from PyPI (requests for verl's client file, httpx for ours, pytest),
+# packages the checks need from PyPI (requests for verl's client file, SandboxFusion's own SDK,
+# httpx for ours, pytest),
 # builds the `grpo` binary unless $GRPO_BIN names one, then runs
-#   scripts/verl_client_check.py   verl's unmodified SandboxFusion client + the TRL adapter
+#   scripts/verl_client_check.py   verl's unmodified SandboxFusion client, SandboxFusion's SDK,
+#                                  the TRL adapter
 #   clients/python/tests           the Python client against a running server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${GRPO_VENV:-$(mktemp -d)/venv}"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check requests httpx pytest
+    "$venv/bin/pip" install -q --disable-pip-version-check requests httpx pytest sandbox-fusion==0.3.7
 fi
 if [ -z "${GRPO_BIN:-}" ]; then
     cargo build -q --bin grpo
