@@ -50,6 +50,28 @@ fn ids(storage: &CpuStorage, layout: &Layout, op: &'static str) -> CResult<Vec<u
     }
 }
 
+/// Work (vocabulary entries) per parallel block. Blocks hold whole rows and their size does
+/// not depend on the thread count, so results are the same on any pool.
+const BLOCK_WORK: usize = 64 * 1024;
+
+/// Runs `f(first_row, block)` over blocks of whole rows of `out` (`width` elements per row,
+/// `work` vocabulary entries read per row), in parallel on rayon's pool (candle's threads)
+/// when there is more than one block.
+fn par_rows(out: &mut [f32], width: usize, work: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
+    use rayon::prelude::*;
+    if width == 0 {
+        return;
+    }
+    let rows = (BLOCK_WORK / work.max(1)).max(1);
+    if out.len() <= rows * width {
+        f(0, out);
+        return;
+    }
+    out.par_chunks_mut(rows * width)
+        .enumerate()
+        .for_each(|(i, block)| f(i * rows, block));
+}
+
 /// candle's own sum of a row (the order its `sum_keepdim` over the last dimension uses).
 fn row_sum(xs: &[f32]) -> f32 {
     let mut sum = 0f32;
@@ -92,19 +114,22 @@ impl CustomOp2 for TokenLogprobs {
         let logits = f32s(s1, l1, self.name())?;
         let ids = ids(s2, l2, self.name())?;
         let (batch, seq, vocab) = l1.shape().dims3()?;
+        if let Some(&id) = ids.iter().find(|&&id| id >= vocab) {
+            return Err(candle_core::Error::Msg(format!(
+                "token id {id} outside a vocabulary of {vocab}"
+            )));
+        }
         let mut out = vec![0f32; batch * seq];
-        let mut exp = vec![0f32; vocab];
         if vocab > 0 {
-            for ((row, &id), o) in logits.chunks_exact(vocab).zip(&ids).zip(out.iter_mut()) {
-                let target = *row.get(id).ok_or_else(|| {
-                    candle_core::Error::Msg(format!(
-                        "token id {id} outside a vocabulary of {vocab}"
-                    ))
-                })?;
-                let max = shifted_exp(row, &mut exp);
-                // As the composed ops: (x[id] − max) − ln Σ e^(x − max).
-                *o = (target - max) - row_sum(&exp).ln();
-            }
+            par_rows(&mut out, 1, vocab, |first, block| {
+                let mut exp = vec![0f32; vocab];
+                for (r, o) in block.iter_mut().enumerate() {
+                    let row = &logits[(first + r) * vocab..(first + r + 1) * vocab];
+                    let max = shifted_exp(row, &mut exp);
+                    // As the composed ops: (x[id] − max) − ln Σ e^(x − max).
+                    *o = (row[ids[first + r]] - max) - row_sum(&exp).ln();
+                }
+            });
         }
         Ok((CpuStorage::F32(out), Shape::from((batch, seq))))
     }
@@ -146,28 +171,32 @@ impl CustomOp2 for TokenLogprobsBackward {
         let logits = f32s(s1, l1, self.name())?;
         let ids = ids(s2, l2, self.name())?;
         let (_, _, vocab) = l1.shape().dims3()?;
+        if self.grad.len() != ids.len() {
+            return Err(candle_core::Error::Msg(format!(
+                "{}: {} gradients for {} positions",
+                self.name(),
+                self.grad.len(),
+                ids.len()
+            )));
+        }
         let mut out = vec![0f32; logits.len()];
-        if vocab > 0 {
-            for (((row, &id), &g), d) in logits
-                .chunks_exact(vocab)
-                .zip(&ids)
-                .zip(&self.grad)
-                .zip(out.chunks_exact_mut(vocab))
-            {
+        par_rows(&mut out, vocab, vocab, |first, block| {
+            for (r, d) in block.chunks_exact_mut(vocab).enumerate() {
+                let (row, g) = (first + r, self.grad[first + r]);
                 if g == 0.0 {
                     // A masked position: its gradient is zero (already written).
                     continue;
                 }
-                let _ = shifted_exp(row, d);
+                let _ = shifted_exp(&logits[row * vocab..(row + 1) * vocab], d);
                 let scale = g / row_sum(d);
                 for v in d.iter_mut() {
                     *v *= -scale;
                 }
-                if let Some(v) = d.get_mut(id) {
+                if let Some(v) = d.get_mut(ids[row]) {
                     *v += g;
                 }
             }
-        }
+        });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 }
@@ -189,10 +218,14 @@ impl CustomOp1 for TokenEntropy {
         let logits = f32s(storage, layout, self.name())?;
         let (batch, seq, vocab) = layout.shape().dims3()?;
         let mut out = vec![0f32; batch * seq];
-        let mut exp = vec![0f32; vocab];
-        let mut weighted = vec![0f32; vocab];
-        if vocab > 0 {
-            for (row, o) in logits.chunks_exact(vocab).zip(out.iter_mut()) {
+        if vocab == 0 {
+            return Ok((CpuStorage::F32(out), Shape::from((batch, seq))));
+        }
+        par_rows(&mut out, 1, vocab, |first, block| {
+            let mut exp = vec![0f32; vocab];
+            let mut weighted = vec![0f32; vocab];
+            for (r, o) in block.iter_mut().enumerate() {
+                let row = &logits[(first + r) * vocab..(first + r + 1) * vocab];
                 let max = shifted_exp(row, &mut exp);
                 for ((w, &e), &x) in weighted.iter_mut().zip(&exp).zip(row) {
                     *w = e * (x - max);
@@ -201,7 +234,7 @@ impl CustomOp1 for TokenEntropy {
                 let sum = row_sum(&exp);
                 *o = sum.ln() - row_sum(&weighted) / sum;
             }
-        }
+        });
         Ok((CpuStorage::F32(out), Shape::from((batch, seq))))
     }
 }
@@ -247,9 +280,11 @@ mod tests {
 
     #[test]
     fn logprobs_are_the_composed_ops_bit_for_bit_with_u32_and_i64_ids() {
-        let shape = (2, 3, 50);
+        // 160 rows of 500: two parallel blocks.
+        let shape = (4, 40, 500);
         let x = Tensor::from_vec(logits(shape, 1), shape, &Device::Cpu).unwrap();
-        let ids = Tensor::new(&[[0u32, 49, 7], [3, 3, 20]], &Device::Cpu).unwrap();
+        let id_values: Vec<u32> = (0..160).map(|i| (i * 37 % 500) as u32).collect();
+        let ids = Tensor::from_vec(id_values, (4, 40), &Device::Cpu).unwrap();
         let want = bits(&composed_logprobs(&x, &ids));
         assert_eq!(bits(&token_logprobs(&x, &ids).unwrap()), want);
         let ids64 = ids.to_dtype(DType::I64).unwrap();
@@ -305,7 +340,7 @@ mod tests {
 
     #[test]
     fn entropy_is_the_composed_ops_bit_for_bit() {
-        let shape = (3, 2, 40);
+        let shape = (4, 40, 500);
         let x = Tensor::from_vec(logits(shape, 3), shape, &Device::Cpu).unwrap();
         let max = x.max_keepdim(D::Minus1).unwrap();
         let shifted = x.broadcast_sub(&max).unwrap();

@@ -1,8 +1,9 @@
-//! Fused CPU kernels with their own backward pass: RMSNorm, RoPE and the attention softmax.
+//! Fused CPU kernels with their own backward pass: RMSNorm, RoPE, the attention softmax and
+//! the gated MLP activation.
 //!
 //! Each kernel replaces a chain of candle ops (and their autograd nodes: RMSNorm was seven
-//! ops, RoPE eight, the attention's scale, mask and softmax six) by one pass over the data
-//! forward and one backward. The forward passes compute exactly what the composed ops compute,
+//! ops, RoPE eight, the attention's scale, mask and softmax six, `silu(gate) · up` two forward
+//! and about ten backward) by one pass over the data forward and one backward. The forward passes compute exactly what the composed ops compute,
 //! in the same order (candle's own row sum for the reductions), so a forward pass gives the
 //! same bits either way; the backward passes are the analytic gradients, which round
 //! differently from candle's chain rule through the composed ops.
@@ -36,6 +37,32 @@ fn slice<'a>(storage: &'a CpuStorage, layout: &Layout, op: &'static str) -> CRes
 /// The length of the last dimension (1 for a scalar).
 fn last_dim(layout: &Layout) -> usize {
     layout.dims().last().copied().unwrap_or(1)
+}
+
+/// Elements per parallel block. Blocks hold whole rows and their size does not depend on the
+/// thread count, so a kernel's results (partial sums included) are the same on any pool.
+const BLOCK_ELEMS: usize = 16 * 1024;
+
+/// Runs `f(first_row, block)` over blocks of whole rows (of `n` elements) of `out`, in parallel
+/// on rayon's pool (candle's threads) when there is more than one block; returns each block's
+/// result in block order.
+fn par_rows<R: Send>(
+    out: &mut [f32],
+    n: usize,
+    f: impl Fn(usize, &mut [f32]) -> R + Sync,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    if n == 0 {
+        return Vec::new();
+    }
+    let rows = (BLOCK_ELEMS / n).max(1);
+    if out.len() <= rows * n {
+        return vec![f(0, out)];
+    }
+    out.par_chunks_mut(rows * n)
+        .enumerate()
+        .map(|(i, block)| f(i * rows, block))
+        .collect()
 }
 
 /// candle's own sum of a row (the order its `sum_keepdim` over the last dimension uses).
@@ -100,12 +127,13 @@ impl CustomOp2 for RmsNorm {
             )));
         }
         let mut out = vec![0f32; x.len()];
-        let mut squares = vec![0f32; n];
-        if n > 0 {
-            for (xr, or) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
-                self.forward_row(xr, w, &mut squares, or);
+        par_rows(&mut out, n, |first, block| {
+            let mut squares = vec![0f32; n];
+            for (r, or) in block.chunks_exact_mut(n).enumerate() {
+                let row = first + r;
+                self.forward_row(&x[row * n..(row + 1) * n], w, &mut squares, or);
             }
-        }
+        });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 
@@ -156,16 +184,16 @@ impl CustomOp3 for RmsNormBackward {
         let n = last_dim(l1);
         let mut out = vec![0f32; x.len() + n];
         let (dx, dw_out) = out.split_at_mut(x.len());
-        let mut dw = vec![0f64; n];
-        let mut squares = vec![0f32; n];
         let forward = RmsNorm { eps: self.eps };
-        let mut scratch = vec![0f32; n];
-        if n > 0 {
-            for ((xr, gr), dr) in x
-                .chunks_exact(n)
-                .zip(g.chunks_exact(n))
-                .zip(dx.chunks_exact_mut(n))
-            {
+        // Each block returns its rows' share of dw; the shares add up in block order.
+        let partials = par_rows(dx, n, |first, block| {
+            let mut dw = vec![0f64; n];
+            let mut squares = vec![0f32; n];
+            let mut scratch = vec![0f32; n];
+            for (r, dr) in block.chunks_exact_mut(n).enumerate() {
+                let row = first + r;
+                let xr = &x[row * n..(row + 1) * n];
+                let gr = &g[row * n..(row + 1) * n];
                 let norm = forward.forward_row(xr, w, &mut squares, &mut scratch);
                 let r = 1.0 / f64::from(norm);
                 let mut dot = 0f64;
@@ -181,6 +209,13 @@ impl CustomOp3 for RmsNormBackward {
                     let gw = f64::from(gr[i]) * f64::from(w[i]);
                     dr[i] = (r * (gw - xh * mean)) as f32;
                 }
+            }
+            dw
+        });
+        let mut dw = vec![0f64; n];
+        for part in partials {
+            for (d, p) in dw.iter_mut().zip(part) {
+                *d += p;
             }
         }
         for (o, v) in dw_out.iter_mut().zip(dw) {
@@ -233,12 +268,14 @@ impl CustomOp3 for Rope {
             )));
         }
         let mut out = vec![0f32; x.len()];
-        if half > 0 {
-            for (position, (xp, op)) in x
-                .chunks_exact(heads * d)
-                .zip(out.chunks_exact_mut(heads * d))
-                .enumerate()
-            {
+        let width = heads * d;
+        if half == 0 {
+            return Ok((CpuStorage::F32(out), l1.shape().clone()));
+        }
+        par_rows(&mut out, width, |first, block| {
+            for (r, op) in block.chunks_exact_mut(width).enumerate() {
+                let position = first + r;
+                let xp = &x[position * width..(position + 1) * width];
                 let c = &cos[position * half..(position + 1) * half];
                 let s = &sin[position * half..(position + 1) * half];
                 for (xh, oh) in xp.chunks_exact(d).zip(op.chunks_exact_mut(d)) {
@@ -255,7 +292,7 @@ impl CustomOp3 for Rope {
                     }
                 }
             }
-        }
+        });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 
@@ -272,6 +309,103 @@ impl CustomOp3 for Rope {
         };
         let dx = grad.contiguous()?.apply_op3_no_bwd(cos, sin, &inverse)?;
         Ok((Some(dx), None, None))
+    }
+}
+
+/// The gated MLP activation `silu(gate) · up` (both the same shape, f32, CPU).
+pub(super) fn swiglu(gate: &Tensor, up: &Tensor) -> CResult<Tensor> {
+    gate.contiguous()?.apply_op2(&up.contiguous()?, SwiGlu)
+}
+
+struct SwiGlu;
+
+impl CustomOp2 for SwiGlu {
+    fn name(&self) -> &'static str {
+        "grpo-swiglu"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> CResult<(CpuStorage, Shape)> {
+        let a = slice(s1, l1, self.name())?;
+        let b = slice(s2, l2, self.name())?;
+        if a.len() != b.len() {
+            return Err(candle_core::Error::Msg(format!(
+                "swiglu: {} gate and {} up values",
+                a.len(),
+                b.len()
+            )));
+        }
+        // As candle's `silu` (`x / (1 + e^−x)`) and then the product.
+        let mut out = vec![0f32; a.len()];
+        par_rows(&mut out, 1, |first, block| {
+            for (i, o) in block.iter_mut().enumerate() {
+                let (a, b) = (a[first + i], b[first + i]);
+                *o = (a / (1.0 + (-a).exp())) * b;
+            }
+        });
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        gate: &Tensor,
+        up: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> CResult<(Option<Tensor>, Option<Tensor>)> {
+        let packed = gate.contiguous()?.apply_op3_no_bwd(
+            &up.contiguous()?,
+            &grad.contiguous()?,
+            &SwiGluBackward,
+        )?;
+        let n = gate.elem_count();
+        let dgate = packed.narrow(0, 0, n)?.reshape(gate.shape())?;
+        let dup = packed.narrow(0, n, n)?.reshape(up.shape())?;
+        Ok((Some(dgate), Some(dup)))
+    }
+}
+
+/// The gradients of `silu(a) · b`, packed as `[da, db]`: with `s = sigmoid(a)`,
+/// `da = g · b · s · (1 + a · (1 − s))` and `db = g · a · s`.
+struct SwiGluBackward;
+
+impl CustomOp3 for SwiGluBackward {
+    fn name(&self) -> &'static str {
+        "grpo-swiglu-backward"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> CResult<(CpuStorage, Shape)> {
+        let a = slice(s1, l1, self.name())?;
+        let b = slice(s2, l2, self.name())?;
+        let g = slice(s3, l3, self.name())?;
+        let n = a.len();
+        // Rows of two, `[da_i, db_i]`, rearranged into `[da, db]` after.
+        let mut pairs = vec![0f32; 2 * n];
+        par_rows(&mut pairs, 2, |first, block| {
+            for (j, pair) in block.chunks_exact_mut(2).enumerate() {
+                let i = first + j;
+                let s = 1.0 / (1.0 + (-a[i]).exp());
+                pair[0] = g[i] * b[i] * s * (1.0 + a[i] * (1.0 - s));
+                pair[1] = g[i] * a[i] * s;
+            }
+        });
+        let mut out = Vec::with_capacity(2 * n);
+        out.extend(pairs.iter().step_by(2));
+        out.extend(pairs.iter().skip(1).step_by(2));
+        Ok((CpuStorage::F32(out), Shape::from(2 * n)))
     }
 }
 
@@ -322,32 +456,53 @@ impl AttentionSoftmax {
             )));
         }
         let scale = self.scale as f32;
-        for (row, (xr, yr)) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate() {
-            match mask {
-                Some(m) => {
-                    let batch = row / (heads * queries);
-                    let query = row % queries;
-                    let mr = &m[(batch * queries + query) * n..(batch * queries + query + 1) * n];
-                    for ((y, &v), &mv) in yr.iter_mut().zip(xr).zip(mr) {
-                        *y = (v * scale + 0.0) + mv;
-                    }
-                }
-                None => {
-                    for (y, &v) in yr.iter_mut().zip(xr) {
-                        *y = v * scale + 0.0;
-                    }
+        par_rows(&mut out, n, |first, block| {
+            for (r, yr) in block.chunks_exact_mut(n).enumerate() {
+                let row = first + r;
+                let xr = &x[row * n..(row + 1) * n];
+                self.forward_row(xr, yr, row, heads, queries, scale, mask);
+            }
+        });
+        Ok(out)
+    }
+
+    /// One row of [`AttentionSoftmax::forward`]: row `row` of the scores is `xr`, its
+    /// probabilities go to `yr`.
+    #[allow(clippy::too_many_arguments)]
+    fn forward_row(
+        &self,
+        xr: &[f32],
+        yr: &mut [f32],
+        row: usize,
+        heads: usize,
+        queries: usize,
+        scale: f32,
+        mask: Option<&[f32]>,
+    ) {
+        let n = xr.len();
+        match mask {
+            Some(m) => {
+                let batch = row / (heads * queries);
+                let query = row % queries;
+                let mr = &m[(batch * queries + query) * n..(batch * queries + query + 1) * n];
+                for ((y, &v), &mv) in yr.iter_mut().zip(xr).zip(mr) {
+                    *y = (v * scale + 0.0) + mv;
                 }
             }
-            let max = row_max(yr);
-            for y in yr.iter_mut() {
-                *y = (*y - max).exp();
-            }
-            let sum = row_sum(yr);
-            for y in yr.iter_mut() {
-                *y /= sum;
+            None => {
+                for (y, &v) in yr.iter_mut().zip(xr) {
+                    *y = v * scale + 0.0;
+                }
             }
         }
-        Ok(out)
+        let max = row_max(yr);
+        for y in yr.iter_mut() {
+            *y = (*y - max).exp();
+        }
+        let sum = row_sum(yr);
+        for y in yr.iter_mut() {
+            *y /= sum;
+        }
     }
 
     /// `dx = scale · y · (g − Σ g·y)` per row.
@@ -422,18 +577,17 @@ impl CustomOp2 for SoftmaxBackward {
         let g = slice(s2, l2, self.name())?;
         let n = last_dim(l1);
         let mut out = vec![0f32; y.len()];
-        if n > 0 {
-            for ((yr, gr), dr) in y
-                .chunks_exact(n)
-                .zip(g.chunks_exact(n))
-                .zip(out.chunks_exact_mut(n))
-            {
+        par_rows(&mut out, n, |first, block| {
+            for (r, dr) in block.chunks_exact_mut(n).enumerate() {
+                let row = first + r;
+                let yr = &y[row * n..(row + 1) * n];
+                let gr = &g[row * n..(row + 1) * n];
                 let dot: f32 = yr.iter().zip(gr).map(|(a, b)| a * b).sum();
                 for ((d, &yv), &gv) in dr.iter_mut().zip(yr).zip(gr) {
                     *d = self.scale as f32 * yv * (gv - dot);
                 }
             }
-        }
+        });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 }
@@ -504,7 +658,8 @@ mod tests {
 
     #[test]
     fn rms_norm_forward_is_the_composed_ops_bit_for_bit() {
-        let x = seeded(&[3, 5, 64], 1);
+        // 19,200 elements: two parallel blocks.
+        let x = seeded(&[3, 100, 64], 1);
         let w = seeded(&[64], 2);
         assert_eq!(
             bits(&rms_norm(&x, &w, 1e-6).unwrap()),
@@ -534,15 +689,32 @@ mod tests {
 
     #[test]
     fn rope_forward_is_the_composed_ops_bit_for_bit_and_its_gradient_is_right() {
+        let big = seeded(&[2, 40, 4, 64], 6);
+        let (big_cos, big_sin) = (seeded(&[2, 40, 1, 32], 7), seeded(&[2, 40, 1, 32], 8));
+        assert_eq!(
+            bits(&rope(&big, &big_cos, &big_sin).unwrap()),
+            bits(&composed_rope(&big, &big_cos, &big_sin))
+        );
         let x = seeded(&[2, 3, 4, 8], 6);
         let cos = seeded(&[2, 3, 1, 4], 7);
         let sin = seeded(&[2, 3, 1, 4], 8);
-        assert_eq!(
-            bits(&rope(&x, &cos, &sin).unwrap()),
-            bits(&composed_rope(&x, &cos, &sin))
-        );
         let err = gradient_error(&x, &|x| project(&rope(x, &cos, &sin).unwrap(), 9));
         assert!(err < 2e-3, "{err}");
+    }
+
+    #[test]
+    fn swiglu_forward_is_the_composed_ops_bit_for_bit_and_its_gradients_are_right() {
+        let big = (seeded(&[20, 30, 40], 12) * 4.0).unwrap();
+        let big_up = seeded(&[20, 30, 40], 13);
+        let composed = (big.silu().unwrap() * &big_up).unwrap();
+        assert_eq!(bits(&swiglu(&big, &big_up).unwrap()), bits(&composed));
+        let gate = (seeded(&[3, 4, 6], 12) * 4.0).unwrap();
+        let up = seeded(&[3, 4, 6], 13);
+        let u = up.clone();
+        let err = gradient_error(&gate, &|g| project(&swiglu(g, &u).unwrap(), 14));
+        assert!(err < 2e-3, "dgate: {err}");
+        let err = gradient_error(&up, &|u| project(&swiglu(&gate, u).unwrap(), 14));
+        assert!(err < 2e-3, "dup: {err}");
     }
 
     fn composed_softmax(scores: &Tensor, scale: f64, mask: Option<&Tensor>) -> Tensor {
@@ -555,6 +727,49 @@ mod tests {
         let e = s.broadcast_sub(&max).unwrap().exp().unwrap();
         let sum = e.sum_keepdim(D::Minus1).unwrap();
         e.broadcast_div(&sum).unwrap()
+    }
+
+    /// The gradient of `project(f(x))` with respect to `x` through candle's autograd.
+    fn autograd(x: &Tensor, f: &dyn Fn(&Tensor) -> Tensor) -> Vec<f32> {
+        let var = Var::from_tensor(x).unwrap();
+        let grads = project(&f(var.as_tensor()), 21).backward().unwrap();
+        grads
+            .get(var.as_tensor())
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap()
+    }
+
+    fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max)
+    }
+
+    #[test]
+    fn backward_passes_over_several_parallel_blocks_match_the_composed_ops() {
+        let x = seeded(&[3, 100, 64], 15);
+        let w = seeded(&[64], 16);
+        let wx = w.clone();
+        let fused = autograd(&x, &|x| rms_norm(x, &wx, 1e-6).unwrap());
+        let composed = autograd(&x, &|x| composed_rms_norm(x, &wx, 1e-6));
+        assert!(max_diff(&fused, &composed) < 1e-4, "rms_norm dx");
+        let fused = autograd(&w, &|w| rms_norm(&x, w, 1e-6).unwrap());
+        let composed = autograd(&w, &|w| composed_rms_norm(&x, w, 1e-6));
+        assert!(max_diff(&fused, &composed) < 1e-3, "rms_norm dw");
+        let scores = seeded(&[2, 3, 60, 50], 17);
+        let fused = autograd(&scores, &|s| attention_softmax(s, 0.5, None).unwrap());
+        let composed = autograd(&scores, &|s| composed_softmax(s, 0.5, None));
+        assert!(max_diff(&fused, &composed) < 1e-5, "softmax");
+        let up = seeded(&[20, 30, 40], 18);
+        let fused = autograd(&(&up * 3.0).unwrap(), &|g| swiglu(g, &up).unwrap());
+        let composed = autograd(&(&up * 3.0).unwrap(), &|g| {
+            (g.silu().unwrap() * &up).unwrap()
+        });
+        assert!(max_diff(&fused, &composed) < 1e-5, "swiglu");
     }
 
     #[test]
@@ -572,6 +787,11 @@ mod tests {
             }
         }
         let mask = Tensor::from_vec(m, (2, 1, 4, 5), &Device::Cpu).unwrap();
+        let big = seeded(&[2, 3, 60, 50], 19);
+        assert_eq!(
+            bits(&attention_softmax(&big, 0.25, None).unwrap()),
+            bits(&composed_softmax(&big, 0.25, None))
+        );
         for mask in [None, Some(&mask)] {
             assert_eq!(
                 bits(&attention_softmax(&scores, 0.25, mask).unwrap()),

@@ -68,7 +68,7 @@ use crate::error::{Error, Result};
 
 pub use cache::KvCache;
 pub use config::{Architecture, ModelConfig};
-use ops::{attention_probs, linear, rms_norm, rope, rope_tables};
+use ops::{attention_probs, linear, rms_norm, rope, rope_tables, swiglu};
 use weights::{Layer, Weights, normal_samples};
 
 /// The value added to attention scores of masked keys: large and negative, but finite, so a
@@ -495,9 +495,9 @@ impl Model {
         let x = (x + linear(&attn, &layer.o, layer.o_bias.as_ref())?)?;
 
         let h = rms_norm(&x, &layer.post_norm, c.rms_norm_eps)?;
-        let gate = linear(&h, &layer.gate, None)?.silu()?;
+        let gate = linear(&h, &layer.gate, None)?;
         let up = linear(&h, &layer.up, None)?;
-        let mlp = linear(&(gate * up)?, &layer.down, None)?;
+        let mlp = linear(&swiglu(&gate, &up)?, &layer.down, None)?;
         Ok((x + mlp)?)
     }
 }

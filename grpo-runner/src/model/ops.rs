@@ -73,6 +73,15 @@ pub(super) fn rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Resul
     Tensor::cat(&[r1, r2], D::Minus1)
 }
 
+/// The gated MLP activation `silu(gate) · up`: the fused kernel for f32 on the CPU, else
+/// candle's ops.
+pub(super) fn swiglu(gate: &Tensor, up: &Tensor) -> candle_core::Result<Tensor> {
+    if fused::applies(gate) && fused::applies(up) {
+        return fused::swiglu(gate, up);
+    }
+    gate.silu()? * up
+}
+
 /// The attention probabilities `softmax(scores · scale + mask)` over the keys, in f32 for a
 /// half compute dtype: the fused kernel when the scores are f32 on the CPU, else
 /// differentiable ops (the scale applied in the scores' dtype, then the mask and softmax in
