@@ -112,6 +112,117 @@ impl PackedBatch {
     }
 }
 
+/// A GRPO micro-batch packed so each group's prompt is run once: the prompts, left padded, then
+/// every completion as a continuation of its prompt's KV cache.
+///
+/// Row `r` of the window predicts completion `r`: column 0 from the prompt's last position,
+/// column `k` from the completion's token `k − 1`, so `targets[r][k]` is the completion's
+/// token `k` (right padded), `mask` is 1 on the completion's tokens, `starts` are all 0.
+/// The prompt tokens of a group go through the decoder once instead of once per completion
+/// (G times), the same computation as the sampler's prefill and fan-out.
+///
+/// # Shapes
+/// - `prompts`: `[groups, prompt_len]`, u32, left padded (`prompt_pad` per group);
+/// - `continuations`: `[rows, width − 1]`, u32 (each completion without its last token,
+///   right padded), or `None` when every completion has one token;
+/// - `window.targets`, `window.mask`: `[rows, width]` (`width`: the longest completion);
+///   `window.inputs` is `continuations` (or the targets when there is none).
+#[derive(Debug, Clone)]
+pub struct GroupBatch {
+    /// The groups' prompts, left padded.
+    pub prompts: Tensor,
+    /// Left padding of each group's prompt.
+    pub prompt_pad: Vec<usize>,
+    /// The group of each row.
+    pub group_of_row: Vec<u32>,
+    /// Each completion but its last token, right padded.
+    pub continuations: Option<Tensor>,
+    /// Targets, mask, starts (all 0) and lengths of the completions.
+    pub window: PackedBatch,
+}
+
+impl GroupBatch {
+    /// Packs `groups` of (prompt ids, that prompt's completions); padding uses `pad_id`.
+    ///
+    /// ```
+    /// use candle_core::Device;
+    /// use grpo_runner::batch::GroupBatch;
+    /// let g = GroupBatch::pack(&[(&[5, 6][..], vec![&[7, 0][..], &[8][..]])], 0, &Device::Cpu)?;
+    /// assert_eq!(g.prompts.to_vec2::<u32>()?, [[5, 6]]);
+    /// assert_eq!(g.group_of_row, [0, 0]);
+    /// assert_eq!(g.continuations.unwrap().to_vec2::<u32>()?, [[7], [8]]);
+    /// assert_eq!(g.window.targets.to_vec2::<u32>()?, [[7, 0], [8, 0]]);
+    /// assert_eq!(g.window.mask.to_vec2::<f32>()?, [[1., 1.], [1., 0.]]);
+    /// # Ok::<(), grpo_runner::Error>(())
+    /// ```
+    pub fn pack(groups: &[(&[u32], Vec<&[u32]>)], pad_id: u32, device: &Device) -> Result<Self> {
+        if groups.is_empty() || groups.iter().any(|(_, c)| c.is_empty()) {
+            return Err(Error::invalid(
+                "cannot pack an empty batch or an empty group",
+            ));
+        }
+        if let Some(i) = groups
+            .iter()
+            .position(|(p, c)| p.is_empty() || c.iter().any(|c| c.is_empty()))
+        {
+            return Err(Error::invalid(format!(
+                "group {i} has an empty prompt or completion"
+            )));
+        }
+        let prompt_len = groups.iter().map(|(p, _)| p.len()).max().unwrap_or(1);
+        let mut prompts = Vec::with_capacity(groups.len() * prompt_len);
+        let mut prompt_pad = Vec::with_capacity(groups.len());
+        for (prompt, _) in groups {
+            prompt_pad.push(prompt_len - prompt.len());
+            prompts.extend(std::iter::repeat_n(pad_id, prompt_len - prompt.len()));
+            prompts.extend_from_slice(prompt);
+        }
+        let completions: Vec<(u32, &[u32])> = groups
+            .iter()
+            .enumerate()
+            .flat_map(|(g, (_, cs))| cs.iter().map(move |c| (g as u32, *c)))
+            .collect();
+        let rows = completions.len();
+        let width = completions.iter().map(|(_, c)| c.len()).max().unwrap_or(1);
+        let mut targets = vec![pad_id; rows * width];
+        let mut mask = vec![0f32; rows * width];
+        let mut continuations = vec![pad_id; rows * (width - 1)];
+        for (r, (_, c)) in completions.iter().enumerate() {
+            targets[r * width..r * width + c.len()].copy_from_slice(c);
+            mask[r * width..r * width + c.len()].fill(1.0);
+            let w = width - 1;
+            continuations[r * w..r * w + c.len() - 1].copy_from_slice(&c[..c.len() - 1]);
+        }
+        let targets = Tensor::from_vec(targets, (rows, width), device)?;
+        let continuations = if width > 1 {
+            Some(Tensor::from_vec(continuations, (rows, width - 1), device)?)
+        } else {
+            None
+        };
+        Ok(GroupBatch {
+            prompts: Tensor::from_vec(prompts, (groups.len(), prompt_len), device)?,
+            prompt_pad,
+            group_of_row: completions.iter().map(|(g, _)| *g).collect(),
+            window: PackedBatch {
+                inputs: continuations.clone().unwrap_or_else(|| targets.clone()),
+                targets,
+                mask: Tensor::from_vec(mask, (rows, width), device)?,
+                starts: vec![0; rows],
+                lens: completions.iter().map(|(_, c)| c.len()).collect(),
+            },
+            continuations,
+        })
+    }
+
+    /// Left padding of each row (its group's prompt padding).
+    pub fn row_pad(&self) -> Vec<usize> {
+        self.group_of_row
+            .iter()
+            .map(|&g| self.prompt_pad[g as usize])
+            .collect()
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -160,6 +271,44 @@ mod tests {
             [[0., 1., 1.], [1., 1., 1.]]
         );
         assert_eq!(w.inputs.dims(), b.inputs.dims());
+    }
+
+    #[test]
+    fn groups_pack_prompts_once_and_completions_as_continuations() {
+        let p0: &[u32] = &[1, 2, 3];
+        let p1: &[u32] = &[4];
+        let b = GroupBatch::pack(
+            &[
+                (p0, vec![&[5, 6][..], &[7][..]]),
+                (p1, vec![&[8, 9, 10][..]]),
+            ],
+            0,
+            &Device::Cpu,
+        )
+        .unwrap();
+        assert_eq!(b.prompts.to_vec2::<u32>().unwrap(), [[1, 2, 3], [0, 0, 4]]);
+        assert_eq!(b.prompt_pad, [0, 2]);
+        assert_eq!(b.group_of_row, [0, 0, 1]);
+        assert_eq!(b.row_pad(), [0, 0, 2]);
+        assert_eq!(
+            b.continuations.unwrap().to_vec2::<u32>().unwrap(),
+            [[5, 0], [0, 0], [8, 9]]
+        );
+        assert_eq!(
+            b.window.targets.to_vec2::<u32>().unwrap(),
+            [[5, 6, 0], [7, 0, 0], [8, 9, 10]]
+        );
+        assert_eq!(
+            b.window.mask.to_vec2::<f32>().unwrap(),
+            [[1., 1., 0.], [1., 0., 0.], [1., 1., 1.]]
+        );
+        assert_eq!(b.window.lens, [2, 1, 3]);
+        assert_eq!(b.window.starts, [0, 0, 0]);
+        // One-token completions need no continuation pass.
+        let one = GroupBatch::pack(&[(p1, vec![&[3][..]])], 0, &Device::Cpu).unwrap();
+        assert!(one.continuations.is_none());
+        assert!(GroupBatch::pack(&[(p1, vec![&[][..]])], 0, &Device::Cpu).is_err());
+        assert!(GroupBatch::pack(&[(p1, vec![])], 0, &Device::Cpu).is_err());
     }
 
     #[test]

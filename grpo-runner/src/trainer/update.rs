@@ -10,10 +10,10 @@ use rand_chacha::ChaCha8Rng;
 
 use super::rollout::Group;
 use super::{Trainer, derive_seed};
-use crate::batch::PackedBatch;
+use crate::batch::{GroupBatch, PackedBatch};
 use crate::error::{Error, Result};
 use crate::metrics::mean_std;
-use crate::model::Model;
+use crate::model::{KvCache, Model};
 use crate::sampler::Completion;
 
 impl Trainer {
@@ -56,20 +56,19 @@ impl Trainer {
                 };
                 let mut packed = Vec::with_capacity(micro.len());
                 for ids in &micro {
-                    let rows: Vec<(&[u32], &[u32])> = ids
+                    let rows: Vec<(&[u32], Vec<&[u32]>)> = ids
                         .iter()
-                        .flat_map(|&i| {
-                            groups[i]
-                                .completions
-                                .iter()
-                                .map(move |c| (&groups[i].prompt_ids[..], &c.tokens[..]))
+                        .map(|&i| {
+                            let completions = groups[i].completions.iter().map(|c| &c.tokens[..]);
+                            (&groups[i].prompt_ids[..], completions.collect())
                         })
                         .collect();
-                    packed.push(PackedBatch::pack(&rows, eos, &device)?.completion_window()?);
+                    packed.push(GroupBatch::pack(&rows, eos, &device)?);
                 }
-                let normalizer = Normalizer::from_masks(packed.iter().map(|(_, b)| &b.mask))?;
+                let normalizer = Normalizer::from_masks(packed.iter().map(|b| &b.window.mask))?;
                 let mut step_metrics = Vec::with_capacity(micro.len());
-                for (ids, (offset, batch)) in micro.iter().zip(&packed) {
+                for (ids, grouped) in micro.iter().zip(&packed) {
+                    let batch = &grouped.window;
                     let old: Vec<&[f32]> = ids
                         .iter()
                         .flat_map(|&i| groups[i].completions.iter().map(|c| &c.logprobs[..]))
@@ -95,7 +94,7 @@ impl Trainer {
                         .flatten_all()?
                         .to_dtype(DType::F32)?
                         .to_device(&device)?;
-                    let mut logits = window_logits(&self.policy, batch, *offset)?;
+                    let mut logits = window_logits(&self.policy, grouped)?;
                     if temperature != 1.0 {
                         logits = (logits / temperature)?;
                     }
@@ -125,43 +124,60 @@ impl Trainer {
     }
 }
 
-/// Logits of `batch`'s target positions from `offset` on (see
-/// [`PackedBatch::completion_window`]): the prompt's positions are never projected. In f32
-/// when the model computes in bf16 or f16 (see [`Model::logits`]).
-pub(super) fn window_logits(model: &Model, batch: &PackedBatch, offset: usize) -> Result<Tensor> {
-    let hidden = model.forward_hidden(&batch.inputs, &batch.left_pad(), None)?;
-    let (_, seq, _) = hidden.dims3()?;
-    let hidden = if offset == 0 {
-        hidden
-    } else {
-        hidden.narrow(1, offset, seq - offset)?
+/// Logits of every completion position of `batch` (the window of [`GroupBatch`]): each
+/// group's prompt runs through `model` once, its KV cache is fanned out to the group's rows,
+/// and the completions continue from it, so the prompt's positions are neither recomputed per
+/// completion nor projected to the vocabulary. Differentiable (the cache grows by
+/// concatenation and the fan-out is an index select). In f32 when the model computes in bf16
+/// or f16 (see [`Model::logits`]).
+///
+/// # Shapes
+/// returns `[rows, width, vocab]`, aligned with `batch.window.targets`.
+pub(super) fn window_logits(model: &Model, batch: &GroupBatch) -> Result<Tensor> {
+    let mut cache = KvCache::new(model.config().num_hidden_layers);
+    let prompt = model.forward_hidden(&batch.prompts, &batch.prompt_pad, Some(&mut cache))?;
+    let (_, prompt_len, _) = prompt.dims3()?;
+    let fan = Tensor::new(batch.group_of_row.as_slice(), model.device())?;
+    // The prompt's last position predicts each completion's first token.
+    let first = prompt
+        .narrow(1, prompt_len - 1, 1)?
+        .contiguous()?
+        .index_select(&fan, 0)?;
+    let hidden = match &batch.continuations {
+        None => first,
+        Some(continuations) => {
+            cache.select_rows(&batch.group_of_row)?;
+            let rest = model.forward_hidden(continuations, &batch.row_pad(), Some(&mut cache))?;
+            Tensor::cat(&[&first, &rest], 1)?
+        }
     };
     model.logits(&hidden)
 }
 
 /// Log-probs of each completion of one group (`prompt` followed by each completion's tokens),
-/// recomputed as the update computes them: one packed, right-padded teacher-forced forward
-/// pass of `model` (recording a graph unless `model` is a [`Model::detached`] view), logits
-/// divided by `temperature`, log-softmax in f32. What the sampler recorded must agree with
-/// this within the tolerance of the compute dtype (the ratio starts at 1).
+/// recomputed as the update computes them: the prompt once, the completions as its
+/// continuations (see [`window_logits`]), recording a graph unless `model` is a
+/// [`Model::detached`] view, logits divided by `temperature`, log-softmax in f32. What the
+/// sampler recorded must agree with this within the tolerance of the compute dtype (the
+/// ratio starts at 1).
 pub fn completion_logprobs(
     model: &Model,
     prompt: &[u32],
     group: &[Completion],
     temperature: f64,
 ) -> Result<Vec<Vec<f32>>> {
-    let rows: Vec<(&[u32], &[u32])> = group.iter().map(|c| (prompt, &c.tokens[..])).collect();
+    let completions: Vec<&[u32]> = group.iter().map(|c| &c.tokens[..]).collect();
     let eos = model.config().eos_token_ids.first().copied().unwrap_or(0);
-    let (offset, batch) = PackedBatch::pack(&rows, eos, model.device())?.completion_window()?;
-    let mut logits = window_logits(model, &batch, offset)?;
+    let batch = GroupBatch::pack(&[(prompt, completions)], eos, model.device())?;
+    let mut logits = window_logits(model, &batch)?;
     if temperature != 1.0 {
         logits = (logits / temperature)?;
     }
-    let logp = grpo_core::token_logprobs(&logits, &batch.targets)?.to_vec2::<f32>()?;
+    let logp = grpo_core::token_logprobs(&logits, &batch.window.targets)?.to_vec2::<f32>()?;
     Ok(logp
         .iter()
-        .zip(batch.starts.iter().zip(&batch.lens))
-        .map(|(row, (&s, &l))| row[s..s + l].to_vec())
+        .zip(&batch.window.lens)
+        .map(|(row, &l)| row[..l].to_vec())
         .collect())
 }
 
@@ -186,4 +202,59 @@ fn aligned(batch: &PackedBatch, values: &[&[f32]]) -> Result<Tensor> {
         out[r * seq + s..r * seq + s + l].copy_from_slice(v);
     }
     Ok(Tensor::from_vec(out, (rows, seq), batch.mask.device())?)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use candle_core::{DType, Device};
+
+    use super::*;
+    use crate::model::ModelConfig;
+
+    /// Σ of the completion tokens' log-probs, through the grouped pass and through one full
+    /// forward pass per row (prompt ++ completion, right padded).
+    fn both_ways(model: &Model, groups: &[(&[u32], Vec<&[u32]>)]) -> (Tensor, Tensor) {
+        let grouped = GroupBatch::pack(groups, 0, model.device()).unwrap();
+        let logits = window_logits(model, &grouped).unwrap();
+        let logp = grpo_core::token_logprobs(&logits, &grouped.window.targets).unwrap();
+        let a = (logp * &grouped.window.mask).unwrap().sum_all().unwrap();
+        let rows: Vec<(&[u32], &[u32])> = groups
+            .iter()
+            .flat_map(|(p, cs)| cs.iter().map(move |c| (*p, *c)))
+            .collect();
+        let packed = PackedBatch::pack(&rows, 0, model.device()).unwrap();
+        let logits = model
+            .forward(&packed.inputs, &packed.left_pad(), None)
+            .unwrap();
+        let logp = grpo_core::token_logprobs(&logits, &packed.targets).unwrap();
+        let b = (logp * &packed.mask).unwrap().sum_all().unwrap();
+        (a, b)
+    }
+
+    #[test]
+    fn the_grouped_pass_gives_the_per_row_logprobs_and_gradients() {
+        let model = Model::random(&ModelConfig::tiny(16), DType::F32, &Device::Cpu, 3).unwrap();
+        let groups: Vec<(&[u32], Vec<&[u32]>)> = vec![
+            (&[1, 2, 3], vec![&[4, 5, 6], &[7], &[8, 9]]),
+            (&[5], vec![&[3, 3, 1, 2], &[0]]),
+        ];
+        let (a, b) = both_ways(&model, &groups);
+        let (va, vb) = (a.to_scalar::<f32>().unwrap(), b.to_scalar::<f32>().unwrap());
+        assert!((va - vb).abs() < 1e-4, "{va} vs {vb}");
+        let (ga, gb) = (a.backward().unwrap(), b.backward().unwrap());
+        for (name, var) in model.named_vars() {
+            let x = ga.get(var.as_tensor()).unwrap();
+            let y = gb.get(var.as_tensor()).unwrap();
+            let diff = (x - y)
+                .unwrap()
+                .abs()
+                .unwrap()
+                .max_all()
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap();
+            assert!(diff < 1e-4, "{name}: gradients differ by {diff}");
+        }
+    }
 }
