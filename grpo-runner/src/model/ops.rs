@@ -15,11 +15,20 @@ pub(super) fn linear(
     let dims = x.dims().to_vec();
     let (out_features, in_features) = weight.dims2()?;
     let rows: usize = dims[..dims.len() - 1].iter().product();
-    let y = x.reshape((rows, in_features))?.matmul(&weight.t()?)?;
-    let y = match bias {
-        Some(b) => y.broadcast_add(b)?,
-        None => y,
-    };
+    let x = x.reshape((rows, in_features))?;
+    // A decoding step without gradients: a few rows against the whole weight.
+    let no_grad = |t: &Tensor| fused::applies(t) && !t.track_op();
+    let y =
+        if rows <= fused::SKINNY_ROWS && no_grad(&x) && no_grad(weight) && bias.is_none_or(no_grad)
+        {
+            fused::skinny_linear(&x, weight, bias)?
+        } else {
+            let y = x.matmul(&weight.t()?)?;
+            match bias {
+                Some(b) => y.broadcast_add(b)?,
+                None => y,
+            }
+        };
     let mut out_dims = dims;
     if let Some(last) = out_dims.last_mut() {
         *last = out_features;

@@ -196,7 +196,9 @@ fn detached_view_sees_updates_and_records_no_graph() {
     let after_detached = our_logits(&detached, &ids);
     let after_model = our_logits(&model, &ids);
     assert!(max_abs_diff(&before, &after_detached) > 1e-3);
-    assert_eq!(max_abs_diff(&after_detached, &after_model), 0.0);
+    // Equal up to summation order: without a graph, a few rows go through the skinny
+    // matrix-vector kernel instead of gemm.
+    assert!(max_abs_diff(&after_detached, &after_model) < 1e-5);
     // No gradient flows through the detached view.
     let loss = our_logits(&detached, &ids).sum_all().unwrap();
     let grads = loss.backward().unwrap();
