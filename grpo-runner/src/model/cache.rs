@@ -68,16 +68,29 @@ impl KvCache {
     }
 }
 
-/// Appends `k`, `v` (`[batch, kv_heads, seq, head_dim]`, contiguous) after the `offset`
-/// positions already in `slot` and returns the keys and values of all `offset + seq`
-/// positions (see [`KvCache`] for the two ways it grows).
+/// One layer's part of a [`KvCache`] during a forward pass.
+pub(super) struct LayerCache<'a> {
+    /// The layer's keys and values (see [`KvCache::layers`]).
+    pub(super) slot: &'a mut Option<(Tensor, Tensor)>,
+    /// The cache's reservation (0: concatenation).
+    pub(super) capacity: usize,
+    /// Positions already cached.
+    pub(super) offset: usize,
+}
+
+/// Appends `k`, `v` (`[batch, kv_heads, seq, head_dim]`, contiguous) after the positions
+/// already in the layer's cache and returns the keys and values of all of them (see
+/// [`KvCache`] for the two ways it grows).
 pub(super) fn append(
-    slot: &mut Option<(Tensor, Tensor)>,
-    capacity: usize,
-    offset: usize,
+    cache: LayerCache<'_>,
     k: Tensor,
     v: Tensor,
 ) -> candle_core::Result<(Tensor, Tensor)> {
+    let LayerCache {
+        slot,
+        capacity,
+        offset,
+    } = cache;
     let seq = k.dim(2)?;
     if capacity == 0 {
         let (k, v) = match slot.as_ref() {

@@ -373,9 +373,11 @@ impl Model {
                 .index_select(&ids, 0)?
                 .reshape((batch, seq, self.config.hidden_size))?;
         for (index, layer) in weights.layers.iter().enumerate() {
-            let slot = cache
-                .as_mut()
-                .map(|c| (&mut c.layers[index], capacity, offset));
+            let slot = cache.as_mut().map(|c| cache::LayerCache {
+                slot: &mut c.layers[index],
+                capacity,
+                offset,
+            });
             x = self.layer(layer, &x, &cos, &sin, mask.as_ref(), slot)?;
         }
         if let Some(c) = cache.as_mut() {
@@ -452,7 +454,7 @@ impl Model {
         cos: &Tensor,
         sin: &Tensor,
         mask: Option<&Tensor>,
-        cache: Option<(&mut Option<(Tensor, Tensor)>, usize, usize)>,
+        cache: Option<cache::LayerCache<'_>>,
     ) -> Result<Tensor> {
         let c = &self.config;
         let (batch, seq, _) = x.dims3()?;
@@ -470,7 +472,7 @@ impl Model {
             .contiguous()?;
         let (k, v) = match cache {
             None => (k, v),
-            Some((slot, capacity, offset)) => cache::append(slot, capacity, offset, k, v)?,
+            Some(layer_cache) => cache::append(layer_cache, k, v)?,
         };
         // Grouped-query attention without copying keys and values per query head: the
         // `group` query heads of one key/value head are consecutive, so the queries as
