@@ -85,27 +85,6 @@ impl PackedBatch {
         self.starts.len()
     }
 
-    /// The same batch restricted to target positions from the first completion token on:
-    /// `targets` and `mask` lose their first `offset` columns and `starts` shift by it
-    /// (`inputs` stay whole: the model needs the prompt). Returns `(offset, batch)`; project
-    /// only hidden states `offset..` to logits, which skips the prompt's (for a real
-    /// vocabulary, most of the memory of a training step).
-    pub fn completion_window(&self) -> Result<(usize, PackedBatch)> {
-        let offset = self.starts.iter().copied().min().unwrap_or(0);
-        let (_, seq) = self.targets.dims2()?;
-        let width = seq - offset;
-        Ok((
-            offset,
-            PackedBatch {
-                inputs: self.inputs.clone(),
-                targets: self.targets.narrow(1, offset, width)?.contiguous()?,
-                mask: self.mask.narrow(1, offset, width)?.contiguous()?,
-                starts: self.starts.iter().map(|s| s - offset).collect(),
-                lens: self.lens.clone(),
-            },
-        ))
-    }
-
     /// Left padding per row (always zero: rows are right padded).
     pub fn left_pad(&self) -> Vec<usize> {
         vec![0; self.rows()]
@@ -251,26 +230,6 @@ mod tests {
             assert_eq!(targets[r][b.starts[r]], completion[0]);
         }
         assert_eq!(b.inputs.dims(), [3, 4]);
-    }
-
-    #[test]
-    fn completion_window_drops_prompt_only_columns() {
-        let rows: Vec<(Vec<u32>, Vec<u32>)> = vec![
-            (vec![1, 2, 3, 4], vec![5, 6]),
-            (vec![1, 2, 3], vec![7, 8, 9]),
-        ];
-        let refs: Vec<(&[u32], &[u32])> = rows.iter().map(|(p, c)| (&p[..], &c[..])).collect();
-        let b = PackedBatch::pack(&refs, 0, &Device::Cpu).unwrap();
-        let (offset, w) = b.completion_window().unwrap();
-        // Starts are 3 and 2: the first two target columns are prompt in every row.
-        assert_eq!(offset, 2);
-        assert_eq!(w.starts, [1, 0]);
-        assert_eq!(w.targets.to_vec2::<u32>().unwrap(), [[4, 5, 6], [7, 8, 9]]);
-        assert_eq!(
-            w.mask.to_vec2::<f32>().unwrap(),
-            [[0., 1., 1.], [1., 1., 1.]]
-        );
-        assert_eq!(w.inputs.dims(), b.inputs.dims());
     }
 
     #[test]
