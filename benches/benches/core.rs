@@ -8,9 +8,10 @@
 //!   1,024 completions × 1,024 tokens, forward only and forward + backward, and the same with
 //!   GSPO sequence ratios.
 //! - `logprobs/8x256x32000/*`: token log-probs from logits of a 32k vocabulary, forward only and
-//!   forward + backward.
+//!   forward + backward, through grpo-core (the fused kernel on the CPU) and through candle's
+//!   ops composed (`composed_*`, the baseline).
 
-use candle_core::{DType, Device, Tensor, Var};
+use candle_core::{D, DType, Device, Tensor, Var};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use grpo_core::{
     AdvantageConfig, LossConfig, LossInputs, Normalizer, RatioLevel, group_advantages, policy_loss,
@@ -118,6 +119,39 @@ fn bench_logprobs(c: &mut Criterion) {
         b.iter(|| {
             let logp = token_logprobs(logits.as_tensor(), &ids).unwrap();
             (logp * &weights)
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap()
+        })
+    });
+    // The same with candle's ops composed (what grpo-core runs off the CPU or in f64): the
+    // baseline of the fused kernel, measured in the same run.
+    let composed = |logits: &Tensor| {
+        let max = logits.max_keepdim(D::Minus1).unwrap().detach();
+        let shifted = logits.broadcast_sub(&max).unwrap();
+        let lse = shifted
+            .exp()
+            .unwrap()
+            .sum_keepdim(D::Minus1)
+            .unwrap()
+            .log()
+            .unwrap();
+        let picked = shifted
+            .gather(
+                &ids.unsqueeze(D::Minus1).unwrap().contiguous().unwrap(),
+                D::Minus1,
+            )
+            .unwrap();
+        (picked - lse).unwrap().squeeze(D::Minus1).unwrap()
+    };
+    group.bench_function("composed_forward", |b| {
+        b.iter(|| composed(logits.as_tensor()))
+    });
+    group.bench_function("composed_forward_backward", |b| {
+        b.iter(|| {
+            (composed(logits.as_tensor()) * &weights)
                 .unwrap()
                 .sum_all()
                 .unwrap()

@@ -129,7 +129,8 @@ impl GroupBatch {
     /// let g = GroupBatch::pack(&[(&[5, 6][..], vec![&[7, 0][..], &[8][..]])], 0, &Device::Cpu)?;
     /// assert_eq!(g.prompts.to_vec2::<u32>()?, [[5, 6]]);
     /// assert_eq!(g.group_of_row, [0, 0]);
-    /// assert_eq!(g.continuations.unwrap().to_vec2::<u32>()?, [[7], [8]]);
+    /// // Each completion but its last token, right padded.
+    /// assert_eq!(g.continuations.unwrap().to_vec2::<u32>()?, [[7], [0]]);
     /// assert_eq!(g.window.targets.to_vec2::<u32>()?, [[7, 0], [8, 0]]);
     /// assert_eq!(g.window.mask.to_vec2::<f32>()?, [[1., 1.], [1., 0.]]);
     /// # Ok::<(), grpo_runner::Error>(())
