@@ -166,8 +166,9 @@ def verl_checks(verl, url: str) -> None:
     expect("verl call_sandbox_api, no error", error, None)
     expect("verl call_sandbox_api, status", response["status"], "Success")
     expect("verl call_sandbox_api, stdout", response["run_result"]["stdout"], "ABC\n")
-    response, error = verl_utils.call_sandbox_api(run_code, "print(1)", None, 5, 5, 1024, language="cpp")
-    expect("verl call_sandbox_api, other language refused (HTTP 422)", response is None and "422" in error, True)
+    response, error = verl_utils.call_sandbox_api(run_code, "print(1)", None, 5, 5, 1024, language="go")
+    expect("verl call_sandbox_api, a language this server does not run refused (HTTP 422)",
+           response is None and "422" in error, True)
 
 
 def trl_checks(url: str) -> None:
@@ -216,10 +217,13 @@ def sandbox_fusion_checks(url: str) -> None:
 
     mapping = sf.SummaryMapping(Success="ok", Failed="failed", CompileFailed="compile error",
                                 RunTimeout="timeout", RunFailed="run failed")
+    # C stdio for the files: zig's libc++ for wasm32-wasi has no <fstream>.
     cpp = (
         "#include <bits/stdc++.h>\n"
-        "int main() { std::ifstream in(\"in.txt\"); long long a, b; in >> a >> b;\n"
-        "  std::ofstream(\"out.txt\") << a * b; std::cout << a + b << \"\\n\"; }"
+        "int main() { long long a, b; FILE *in = std::fopen(\"in.txt\", \"r\");\n"
+        "  if (std::fscanf(in, \"%lld %lld\", &a, &b) != 2) return 1;\n"
+        "  FILE *out = std::fopen(\"out.txt\", \"w\"); std::fprintf(out, \"%lld\", a * b); std::fclose(out);\n"
+        "  std::cout << a + b << \"\\n\"; }"
     )
     files = {"in.txt": base64.b64encode(b"6 7").decode(), "unused.txt": None}
     r = run("cpp", cpp, files=files, fetch_files=["out.txt"])
