@@ -3,7 +3,7 @@
 //! candle-transformers' decoders use fused kernels (`rms_norm`, `softmax_last_dim`, `rope`)
 //! that have no backward pass, so gradients silently stop at them. This decoder's kernels have
 //! a backward: on the CPU in f32, fused RMSNorm, RoPE and attention softmax with their
-//! analytic gradients (`fused.rs`, checked against finite differences); on other devices and
+//! analytic gradients (`fused/`, checked against finite differences); on other devices and
 //! dtypes, the same functions from differentiable candle ops (explicit RMSNorm, a softmax made
 //! of `exp`/`sum`, rotate-half RoPE with `narrow`/`cat`); `Tensor::cat` for the KV cache. Grouped
 //! query heads meet their key/value head without copies. It keeps its weights as
@@ -50,7 +50,7 @@
 //!
 //! Files: `config.rs` (the shape of a decoder), `weights.rs` (the weights by layer and their
 //! initialisation), `cache.rs` (the KV cache), `ops.rs` (the kernels, composed from candle
-//! ops), `fused.rs` (the fused CPU kernels with their backward); the forward pass is here.
+//! ops), `fused/` (the fused CPU kernels with their backward); the forward pass is here.
 
 mod cache;
 mod config;
