@@ -2,7 +2,7 @@
 
 use candle_core::{CpuStorage, CustomOp2, CustomOp3, Layout, Shape, Tensor};
 
-use super::{CResult, par_rows, slice};
+use super::{CResult, packed_grads, par_rows, slice};
 
 /// Most rows [`skinny_linear`] takes: decoding steps (one token per sampled row).
 pub(crate) const SKINNY_ROWS: usize = 16;
@@ -153,15 +153,7 @@ impl CustomOp2 for SwiGlu {
         _res: &Tensor,
         grad: &Tensor,
     ) -> CResult<(Option<Tensor>, Option<Tensor>)> {
-        let packed = gate.contiguous()?.apply_op3_no_bwd(
-            &up.contiguous()?,
-            &grad.contiguous()?,
-            &SwiGluBackward,
-        )?;
-        let n = gate.elem_count();
-        let dgate = packed.narrow(0, 0, n)?.reshape(gate.shape())?;
-        let dup = packed.narrow(0, n, n)?.reshape(up.shape())?;
-        Ok((Some(dgate), Some(dup)))
+        packed_grads(gate, up, grad, &SwiGluBackward)
     }
 }
 

@@ -17,7 +17,7 @@
 //! (`silu(gate) · up` and the skinny decode kernel); the shared helpers are here.
 
 use candle_core::cpu::kernels::VecOps;
-use candle_core::{CpuStorage, DType, Layout, Tensor};
+use candle_core::{CpuStorage, CustomOp3, DType, Layout, Tensor};
 
 type CResult<T> = candle_core::Result<T>;
 
@@ -66,6 +66,23 @@ fn par_rows<R: Send>(
         .enumerate()
         .map(|(i, block)| f(i * rows, block))
         .collect()
+}
+
+/// The gradients of a two-input kernel whose backward kernel `op` reads `(a, b, grad)` and
+/// writes `[d_a, d_b]` into one flat tensor: the two parts, shaped like `a` and `b`.
+fn packed_grads(
+    a: &Tensor,
+    b: &Tensor,
+    grad: &Tensor,
+    op: &impl CustomOp3,
+) -> CResult<(Option<Tensor>, Option<Tensor>)> {
+    let packed = a
+        .contiguous()?
+        .apply_op3_no_bwd(&b.contiguous()?, &grad.contiguous()?, op)?;
+    let n = a.elem_count();
+    let da = packed.narrow(0, 0, n)?.reshape(a.shape())?;
+    let db = packed.narrow(0, n, b.elem_count())?.reshape(b.shape())?;
+    Ok((Some(da), Some(db)))
 }
 
 /// candle's own sum of a row (the order its `sum_keepdim` over the last dimension uses).

@@ -2,7 +2,7 @@
 
 use candle_core::{CpuStorage, CustomOp2, CustomOp3, Layout, Shape, Tensor};
 
-use super::{CResult, last_dim, par_rows, row_sum, slice};
+use super::{CResult, last_dim, packed_grads, par_rows, row_sum, slice};
 
 /// RMSNorm `x / sqrt(mean(x²) + eps) · w` over the last dimension of `x` (f32, CPU).
 pub(crate) fn rms_norm(x: &Tensor, weight: &Tensor, eps: f64) -> CResult<Tensor> {
@@ -70,15 +70,7 @@ impl CustomOp2 for RmsNorm {
         _res: &Tensor,
         grad: &Tensor,
     ) -> CResult<(Option<Tensor>, Option<Tensor>)> {
-        let packed = x.contiguous()?.apply_op3_no_bwd(
-            &w.contiguous()?,
-            &grad.contiguous()?,
-            &RmsNormBackward { eps: self.eps },
-        )?;
-        let len = x.elem_count();
-        let dx = packed.narrow(0, 0, len)?.reshape(x.shape())?;
-        let dw = packed.narrow(0, len, w.elem_count())?.reshape(w.shape())?;
-        Ok((Some(dx), Some(dw)))
+        packed_grads(x, w, grad, &RmsNormBackward { eps: self.eps })
     }
 }
 
