@@ -20,7 +20,7 @@ def binary(arg: str | None = None) -> str:
         candidate = ROOT / "target" / profile / "grpo"
         if candidate.exists():
             return str(candidate)
-    sys.exit("build grpo first (cargo build --release --bin grpo) or pass --grpo")
+    sys.exit("build grpo first (cargo build --release -p grpo-cli) or pass --grpo")
 
 
 def children(pid: int) -> int:

@@ -93,7 +93,7 @@ def binary(explicit: str | None) -> str:
         candidate = target / profile / "grpo"
         if candidate.exists():
             return str(candidate)
-    sys.exit("build grpo first (cargo build --bin grpo), or pass --grpo BIN or --url URL")
+    sys.exit("build grpo first (cargo build -p grpo-cli), or pass --grpo BIN or --url URL")
 
 
 def serve_flags(args: argparse.Namespace) -> list[str]:

@@ -49,7 +49,7 @@ def binary() -> str:
         candidate = ROOT / "target" / profile / "grpo"
         if candidate.exists():
             return str(candidate)
-    sys.exit("build grpo first (cargo build --bin grpo) or set GRPO_BIN")
+    sys.exit("build grpo first (cargo build -p grpo-cli) or set GRPO_BIN")
 
 
 def start(args: list[str]) -> tuple[subprocess.Popen, str]:

@@ -35,9 +35,11 @@ venv="$(mktemp -d)/venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check pytest "$wheels"/*.whl
 if [ -z "${GRPO_BIN:-}" ]; then
-    cargo build -q --bin grpo
+    cargo build -q -p grpo-cli
     export GRPO_BIN="$PWD/target/debug/grpo"
 fi
 # From outside the checkout, so the installed package is what is imported.
 (cd "$venv" && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/grpo-py/tests")
+# The book's Python quick start, as written.
+(cd "$venv" && "$venv/bin/python" "$root/docs/quickstart/score.py")
 rm -rf "$(dirname "$venv")"

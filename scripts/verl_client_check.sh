@@ -16,7 +16,7 @@ if [ ! -x "$venv/bin/python" ]; then
     "$venv/bin/pip" install -q --disable-pip-version-check requests httpx pytest sandbox-fusion==0.3.7
 fi
 if [ -z "${GRPO_BIN:-}" ]; then
-    cargo build -q --bin grpo
+    cargo build -q -p grpo-cli
     export GRPO_BIN="$PWD/target/debug/grpo"
 fi
 "$venv/bin/python" scripts/verl_client_check.py

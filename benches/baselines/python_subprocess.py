@@ -13,7 +13,7 @@ script prints the interpreter, its version and its bare `-I -c pass` start-up ti
 the rates: compare ratios only between runs with the same interpreter.
 
 Programs: the 164 HumanEval canonical solutions with their tests (prompt + solution + test +
-check(entry_point)), from grpo-rewards/tests/data/humaneval/HumanEval.jsonl.gz, each run
+check(entry_point)), from grpo-sandbox/tests/data/humaneval/HumanEval.jsonl.gz, each run
 `--repeat` times. Prints checks/s for both sides and the ratio.
 """
 
@@ -28,7 +28,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DATA = os.path.join(ROOT, "grpo-rewards", "tests", "data", "humaneval", "HumanEval.jsonl.gz")
+DATA = os.path.join(ROOT, "grpo-sandbox", "tests", "data", "humaneval", "HumanEval.jsonl.gz")
 
 
 def load():
@@ -121,7 +121,7 @@ def main():
     print(f"python3 -I subprocess ({args.workers} workers): {n} checks, {passed} passed, "
           f"{secs:.2f}s, {sub_rate:.1f} checks/s")
     if not os.path.exists(args.grpo):
-        print(f"{args.grpo} not found: build it with `cargo build --release -p grpo-runner`")
+        print(f"{args.grpo} not found: build it with `cargo build --release -p grpo-cli`")
         return
     n, passed, secs = bench_grpo(rows, args.repeat, args.grpo)
     grpo_rate = n / secs

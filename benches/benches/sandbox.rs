@@ -1,4 +1,4 @@
-//! HumanEval-style checks per second through the code reward's batch path, both cores.
+//! HumanEval-style checks per second through the Scorer (the code judge on the sandbox), both cores.
 //!
 //!     cargo bench -p grpo-benches --bench sandbox
 //!
@@ -6,17 +6,23 @@
 //! `check(entry_point)`) concurrently on a shared sandbox; throughput is reported in checks.
 //! Compare with `python3 benches/baselines/python_subprocess.py`, which runs the same programs
 //! as fresh `python3 -I` subprocesses.
+#![allow(
+    clippy::expect_used,
+    reason = "a benchmark stops, with its message, when its setup fails"
+)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use grpo_rewards::Reward;
-use grpo_rewards::code::{CodeReward, Sandbox};
+use std::sync::Arc;
+
+use grpo_rewards::ScoringConfig;
+use grpo_sandbox::Sandbox;
 use grpo_tasks::Task;
 use grpo_tasks::import::{Format, import_file};
 
 /// Every HumanEval problem through the pack importer, with its canonical solution.
 fn humaneval() -> Vec<(Task, Vec<String>)> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../grpo-rewards/tests/data/humaneval/HumanEval.jsonl.gz");
+        .join("../grpo-sandbox/tests/data/humaneval/HumanEval.jsonl.gz");
     import_file(&Format::HumanEval, &path)
         .unwrap()
         .into_iter()
@@ -32,7 +38,9 @@ fn humaneval() -> Vec<(Task, Vec<String>)> {
 
 fn bench_checks(c: &mut Criterion) {
     let tasks = humaneval();
-    let reward = CodeReward::new(Sandbox::shared().unwrap());
+    let scorer = Arc::new(
+        grpo_sandbox::scorer(&ScoringConfig::default(), Some(Sandbox::shared().unwrap())).unwrap(),
+    );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -43,8 +51,12 @@ fn bench_checks(c: &mut Criterion) {
                 .iter()
                 .cloned()
                 .map(|(task, completions)| {
-                    let reward = reward.clone();
-                    tokio::spawn(async move { reward.score_group(&task, &completions).await })
+                    let scorer = scorer.clone();
+                    tokio::spawn(async move {
+                        scorer
+                            .score_group(&task, &completions, scorer.options())
+                            .await
+                    })
                 })
                 .collect();
             let mut correct = 0;

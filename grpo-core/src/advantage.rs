@@ -170,12 +170,8 @@ impl Arith {
     }
 }
 
-/// Checks shape, dtype and finiteness, and copies the rewards to the host as f64 rows.
-pub(crate) fn read_rewards(rewards: &Tensor) -> Result<Vec<Vec<f64>>> {
-    read_reward_rows(rewards, 2)
-}
-
-/// [`read_rewards`] with groups of at least `min_group` completions.
+/// Checks shape, dtype and finiteness, and copies the rewards to the host as f64 rows, with
+/// groups of at least `min_group` completions.
 fn read_reward_rows(rewards: &Tensor, min_group: usize) -> Result<Vec<Vec<f64>>> {
     let (prompts, group) = rewards.dims2().map_err(|_| Error::Shape {
         name: "rewards",

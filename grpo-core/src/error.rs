@@ -65,48 +65,6 @@ pub enum Error {
         prompt: Option<usize>,
     },
 
-    /// A reward column does not have one value per completion.
-    #[error("reward column `{column}` has {got} values, expected {expected}")]
-    RewardColumnLength {
-        /// The column's name.
-        column: String,
-        /// Number of completions (the length of the first column).
-        expected: usize,
-        /// Number of values in this column.
-        got: usize,
-    },
-
-    /// A present reward value is NaN or infinite.
-    #[error("reward column `{column}`, completion {completion}: value {value} is not finite")]
-    NonFiniteRewardValue {
-        /// The column's name.
-        column: String,
-        /// Index of the completion.
-        completion: usize,
-        /// The offending value.
-        value: f64,
-    },
-
-    /// A reward weight is NaN or infinite.
-    #[error("reward column `{column}` has a non-finite weight {weight}")]
-    BadRewardWeight {
-        /// The column's name.
-        column: String,
-        /// The offending weight.
-        weight: f64,
-    },
-
-    /// No reward column was given.
-    #[error("no reward columns to combine")]
-    NoRewardColumns,
-
-    /// Every reward function skipped this completion, so it has no reward at all.
-    #[error("completion {completion} has no reward value in any column")]
-    AllRewardsMissing {
-        /// Index of the completion.
-        completion: usize,
-    },
-
     /// A configuration value is out of range.
     #[error("invalid configuration `{field}` = {value}: {reason}")]
     InvalidConfig {

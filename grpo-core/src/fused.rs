@@ -240,7 +240,6 @@ impl CustomOp1 for TokenEntropy {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use candle_core::{D, Device, Var};
 

@@ -4,9 +4,8 @@
 //! functions, with no I/O, model or sampler: the trainer owns those and calls, in pipeline
 //! order,
 //!
-//! 1. [`combine_rewards`] — reward columns (accuracy, format, …) into one reward per
-//!    completion, plus shaping: [`overlong_penalty`] (DAPO) and [`zero_variance_groups`]
-//!    (dynamic sampling);
+//! 1. shaping of the scorer's one reward per completion: [`overlong_penalty`] (DAPO) and
+//!    [`is_tied`], the groups dynamic sampling drops;
 //! 2. [`group_advantages`] — rewards `[prompts, group]` into advantages, relative to the group;
 //! 3. [`token_logprobs`] and [`response_mask`] — the log-probability of every sampled token and
 //!    which tokens are actions;
@@ -68,7 +67,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(clippy::unwrap_used)]
-#![cfg_attr(test, allow(clippy::unwrap_used))]
 #![warn(missing_docs)]
 
 mod advantage;
@@ -79,7 +77,7 @@ mod kl;
 mod logprob;
 mod loss;
 mod metrics;
-mod reward;
+mod shaping;
 
 pub use advantage::group_advantages;
 pub use config::{
@@ -92,6 +90,4 @@ pub use kl::{kl_estimate, kl_k1, kl_k2, kl_k3};
 pub use logprob::{completion_lengths, response_mask, token_entropy, token_logprobs};
 pub use loss::{LossInputs, Normalizer, policy_loss};
 pub use metrics::StepMetrics;
-pub use reward::{
-    RewardColumn, combine_rewards, informative_groups, overlong_penalty, zero_variance_groups,
-};
+pub use shaping::{is_tied, overlong_penalty};

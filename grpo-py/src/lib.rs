@@ -8,21 +8,23 @@
 //!   spreads over Rust threads and polls for Ctrl-C, so a `KeyboardInterrupt` stops it within
 //!   a fraction of a second with every worker joined;
 //! - `verify_answers` compares answers already extracted (`math_verify.verify`);
-//! - `score` and `Pack.score` build their rewards with [`Scoring`], the builder every `grpo`
-//!   command uses, and run code in the process-wide wasmtime [`Sandbox`].
+//! - `score` and `Pack.score` score through a [`Scorer`], as every `grpo` command does, built
+//!   once per distinct weights (and once per pack) and kept: a call builds nothing but its
+//!   own inputs. Code runs in the process-wide wasmtime [`Sandbox`].
 //!
 //! Errors map onto Python's: a malformed task or option is a `ValueError` naming the field; a
 //! failure on the verifier's side is `RewardFault`, never a score of 0.
+#![deny(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use grpo_rewards::code::Sandbox;
 use grpo_rewards::math::{EquivConfig, ExtractRule, MathCheck, MathChecker, MathConfig};
-use grpo_rewards::{RewardError, ScoredResult, Scoring};
+use grpo_rewards::{RewardError, ScoredResult, Scorer, ScoringConfig};
+use grpo_sandbox::Sandbox;
 use grpo_tasks::{Pack as TaskPack, RewardWeights, Task};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -143,7 +145,7 @@ impl From<ScoredResult> for Score {
         Score {
             task_id: s.task_id,
             reward: s.reward,
-            rewards: s.rewards,
+            rewards: s.components.to_map(),
             correct: s.correct,
             kind: s.verdict.kind.as_str().to_owned(),
             reason: s.verdict.reason,
@@ -202,7 +204,10 @@ fn checker(
 #[pyfunction]
 #[pyo3(signature = (gold, prediction, *, alternatives = None, rules = None, rel_tol = None,
                     abs_tol = None, rename_variables = false))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one keyword argument of the Python signature each"
+)]
 fn check_math(
     py: Python<'_>,
     gold: String,
@@ -227,7 +232,10 @@ fn check_math(
 #[pyfunction]
 #[pyo3(signature = (pairs, *, threads = None, rules = None, rel_tol = None, abs_tol = None,
                     rename_variables = false))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one keyword argument of the Python signature each"
+)]
 fn check_math_batch(
     py: Python<'_>,
     pairs: Vec<(String, String)>,
@@ -406,26 +414,68 @@ fn read_task(json: &str) -> PyResult<Task> {
     Ok(task)
 }
 
-/// Scores completions of one task with `scoring` (the sandbox is started when the task is code).
-fn score_with(
-    py: Python<'_>,
-    scoring: &Scoring,
-    task: Task,
-    completions: Vec<String>,
-) -> PyResult<Vec<Score>> {
-    let sandbox = if Scoring::needs_sandbox([&task]) {
+/// A scorer of `config`, with the shared sandbox as its code judge when `code` (starting it,
+/// once per process, on first use).
+fn build_scorer(py: Python<'_>, config: &ScoringConfig, code: bool) -> PyResult<Arc<Scorer>> {
+    let sandbox = if code {
         Some(
             py.detach(Sandbox::shared)
-                .map_err(|e| RewardFault::new_err(format!("starting the Python sandbox: {e}")))?,
+                .map_err(|e| RewardFault::new_err(format!("starting the sandbox: {e}")))?,
         )
     } else {
         None
     };
-    let set = scoring.build(sandbox).map_err(fault)?;
-    let scored = block_on(
-        py,
-        async move { set.score_group(&task, &completions).await },
-    )?
+    Ok(Arc::new(
+        grpo_sandbox::scorer(config, sandbox).map_err(fault)?,
+    ))
+}
+
+/// The bits of the explicit accuracy and format weights, and whether the scorer judges code.
+type WeightsKey = (Option<u64>, Option<u64>, bool);
+
+/// The scorer for explicit weights (over the defaults), built on first use and kept: one per
+/// distinct `(accuracy, format, code)`.
+fn scorer_for_weights(
+    py: Python<'_>,
+    weights: &RewardWeights,
+    code: bool,
+) -> PyResult<Arc<Scorer>> {
+    static SCORERS: OnceLock<Mutex<HashMap<WeightsKey, Arc<Scorer>>>> = OnceLock::new();
+    let key = (
+        weights.accuracy.map(f64::to_bits),
+        weights.format.map(f64::to_bits),
+        code,
+    );
+    let cache = SCORERS.get_or_init(Default::default);
+    if let Some(scorer) = cache.lock().map_err(|_| poisoned())?.get(&key) {
+        return Ok(scorer.clone());
+    }
+    let config = ScoringConfig::with_weights(weights, &Default::default()).map_err(fault)?;
+    let scorer = build_scorer(py, &config, code)?;
+    cache
+        .lock()
+        .map_err(|_| poisoned())?
+        .entry(key)
+        .or_insert(scorer.clone());
+    Ok(scorer)
+}
+
+fn poisoned() -> PyErr {
+    RewardFault::new_err("a scoring thread panicked")
+}
+
+/// Scores completions of one task with `scorer`, GIL released.
+fn score_with(
+    py: Python<'_>,
+    scorer: Arc<Scorer>,
+    task: Task,
+    completions: Vec<String>,
+) -> PyResult<Vec<Score>> {
+    let scored = block_on(py, async move {
+        scorer
+            .score_group(&task, &completions, scorer.options())
+            .await
+    })?
     .map_err(fault)?;
     Ok(scored.into_iter().map(Score::from).collect())
 }
@@ -442,9 +492,15 @@ fn score(
     format: Option<f64>,
 ) -> PyResult<Vec<Score>> {
     let task = read_task(&task_json)?;
-    let scoring = Scoring::with_weights(&RewardWeights { accuracy, format }, &Default::default())
-        .map_err(fault)?;
-    score_with(py, &scoring, task, completions)
+    let code = Scorer::needs_code([&task]);
+    let scorer = scorer_for_weights(py, &RewardWeights { accuracy, format }, code)?;
+    score_with(py, scorer, task, completions)
+}
+
+/// How many scorers this process has built (a test's proof that calls reuse them).
+#[pyfunction]
+fn scorers_built() -> u64 {
+    grpo_rewards::scorer::built_count()
 }
 
 /// A task pack (a `.jsonl` file, a pack directory or `builtin:NAME`), scored with its own
@@ -453,6 +509,8 @@ fn score(
 struct Pack {
     spec: String,
     pack: TaskPack,
+    /// The pack's scorer, built on the first `score`.
+    scorer: OnceLock<Arc<Scorer>>,
 }
 
 #[pymethods]
@@ -462,7 +520,11 @@ impl Pack {
         let pack = py
             .detach(|| TaskPack::load(&spec))
             .map_err(|e| PyValueError::new_err(format!("{spec}: {e}")))?;
-        Ok(Pack { spec, pack })
+        Ok(Pack {
+            spec,
+            pack,
+            scorer: OnceLock::new(),
+        })
     }
 
     /// The pack's name from its manifest.
@@ -498,8 +560,16 @@ impl Pack {
         completions: Vec<String>,
     ) -> PyResult<Vec<Score>> {
         let task = self.task(task_id)?.clone();
-        let scoring = Scoring::for_pack(&self.pack.manifest).map_err(fault)?;
-        score_with(py, &scoring, task, completions)
+        let scorer = match self.scorer.get() {
+            Some(scorer) => scorer.clone(),
+            None => {
+                let config = ScoringConfig::for_pack(&self.pack.manifest).map_err(fault)?;
+                let code = Scorer::needs_code(self.pack.tasks());
+                let scorer = build_scorer(py, &config, code)?;
+                self.scorer.get_or_init(|| scorer).clone()
+            }
+        };
+        score_with(py, scorer, task, completions)
     }
 }
 
@@ -526,5 +596,6 @@ fn grpo_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify_answers, m)?)?;
     m.add_function(wrap_pyfunction!(extract_answer, m)?)?;
     m.add_function(wrap_pyfunction!(score, m)?)?;
+    m.add_function(wrap_pyfunction!(scorers_built, m)?)?;
     Ok(())
 }

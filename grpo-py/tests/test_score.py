@@ -111,3 +111,26 @@ def test_same_results_as_grpo_score(tmp_path):
         assert ours.rewards == expected["rewards"]
         assert ours.correct == expected["correct"]
         assert ours.kind == expected["verdict"]["kind"]
+
+
+def test_calls_reuse_their_scorer():
+    """A `score` call builds nothing but its inputs: the scorer for given weights, and a
+    pack's scorer, are built on first use and kept."""
+    from grpo_rewards import _native
+
+    math = {"id": "m", "kind": "math", "prompt": "p", "answer": "4"}
+    pack = Pack("builtin:arith-digits")
+    task_id = pack.ids()[0]
+    # First use of each builds one scorer.
+    score(math, ["\\boxed{4}"], format=0.25)
+    pack.score(task_id, ["\\boxed{4}"])
+    built = _native.scorers_built()
+    for _ in range(20):
+        (r,) = score(math, ["<think>x</think><answer>4</answer>"], format=0.25)
+        assert r.reward == pytest.approx(1.25)
+        pack.score(task_id, ["\\boxed{4}"])
+    assert _native.scorers_built() == built
+    # Other weights are another scorer, once.
+    score(math, ["\\boxed{4}"], format=0.5)
+    score(math, ["\\boxed{4}"], format=0.5)
+    assert _native.scorers_built() == built + 1

@@ -23,38 +23,57 @@
 //! assert!(!r.check(&task, "<answer>8 * 3</answer>").is_correct());
 //! ```
 
-use futures::future::BoxFuture;
 use grpo_tasks::ExprError;
 use grpo_tasks::expr::{Expr, Usage, check_usage};
 use grpo_tasks::{CountdownTask, Task};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 
+use crate::answer::AnswerFormat;
 use crate::result::{Verdict, VerdictKind, clip};
-use crate::reward::{Reward, Score};
+use crate::reward::Score;
 
 /// The countdown accuracy reward (name `accuracy`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CountdownReward;
+#[derive(Debug, Clone, Default)]
+pub struct CountdownReward {
+    tags: AnswerFormat,
+}
 
 impl CountdownReward {
-    /// The reward.
+    /// The reward, reading the default `<answer>` tags.
     pub fn new() -> Self {
-        CountdownReward
+        CountdownReward::default()
+    }
+
+    /// The same reward reading the answer block of `tags`.
+    pub fn with_tags(tags: AnswerFormat) -> Self {
+        CountdownReward { tags }
     }
 
     /// Checks one completion; for a task that is not countdown the verdict says so.
     pub fn check(&self, task: &Task, completion: &str) -> Verdict {
         match task {
-            Task::Countdown(t) => check_countdown(t, completion),
+            Task::Countdown(t) => check_countdown(t, completion, &self.tags),
             other => Score::not_applicable("countdown", other).verdict,
         }
     }
+
+    /// Scores the completions of a countdown task: 1 or 0, with the verdict.
+    pub fn score_all(&self, task: &CountdownTask, completions: &[String]) -> Vec<Score> {
+        completions
+            .iter()
+            .map(|c| {
+                let verdict = check_countdown(task, c, &self.tags);
+                let value = Some(if verdict.is_correct() { 1.0 } else { 0.0 });
+                Score { value, verdict }
+            })
+            .collect()
+    }
 }
 
-/// Checks one completion of a countdown task.
-pub fn check_countdown(task: &CountdownTask, completion: &str) -> Verdict {
-    let Some(answer) = extract_expression(completion, task.target) else {
+/// Checks one completion of a countdown task, reading the answer block of `tags`.
+pub fn check_countdown(task: &CountdownTask, completion: &str, tags: &AnswerFormat) -> Verdict {
+    let Some(answer) = extract_expression(completion, task.target, tags) else {
         return Verdict::new(
             VerdictKind::NoAnswer,
             "no answer: no <answer> block and no non-empty line",
@@ -121,11 +140,12 @@ pub fn check_countdown(task: &CountdownTask, completion: &str) -> Verdict {
     }
 }
 
-/// The answer expression of a completion: the last `<answer>` block's content, else the last
-/// non-empty line, without `= target`, `$` and a final period.
-pub fn extract_expression(completion: &str, target: i64) -> Option<String> {
-    let raw = match last_answer_block(completion) {
-        Some(inner) => inner,
+/// The answer expression of a completion: the last answer block's content (a block left open
+/// runs to the end, [`AnswerFormat::answer_block`]), else the last non-empty line, without
+/// `= target`, `$` and a final period.
+pub fn extract_expression(completion: &str, target: i64, tags: &AnswerFormat) -> Option<String> {
+    let raw = match tags.answer_block(completion) {
+        Some(block) => block.content,
         None => completion.lines().rev().find(|l| !l.trim().is_empty())?,
     };
     // Peel `$…$` and a final period in any order: `$8 / 2$.` and `$8 / 2.$` both give `8 / 2`.
@@ -155,43 +175,7 @@ pub fn extract_expression(completion: &str, target: i64) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-fn last_answer_block(completion: &str) -> Option<&str> {
-    let start = completion.rfind("<answer>")? + "<answer>".len();
-    let rest = &completion[start..];
-    Some(rest.find("</answer>").map_or(rest, |end| &rest[..end]))
-}
-
-impl Reward for CountdownReward {
-    fn name(&self) -> &str {
-        "accuracy"
-    }
-
-    fn score_group<'a>(
-        &'a self,
-        task: &'a Task,
-        completions: &'a [String],
-    ) -> BoxFuture<'a, crate::Result<Vec<Score>>> {
-        Box::pin(async move {
-            if !matches!(task, Task::Countdown(_)) {
-                return Ok(completions
-                    .iter()
-                    .map(|_| Score::not_applicable("countdown", task))
-                    .collect());
-            }
-            Ok(completions
-                .iter()
-                .map(|c| {
-                    let verdict = self.check(task, c);
-                    let value = Some(if verdict.is_correct() { 1.0 } else { 0.0 });
-                    Score { value, verdict }
-                })
-                .collect())
-        })
-    }
-}
-
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -257,20 +241,20 @@ mod tests {
     }
 
     #[test]
-    fn scores_a_group_in_order_and_skips_other_kinds() {
+    fn scores_a_group_in_order() {
         let r = CountdownReward::new();
-        let t = task(&[1, 2], 3, true);
+        let Task::Countdown(t) = task(&[1, 2], 3, true) else {
+            unreachable!()
+        };
         let group = vec![
             "<answer>1 + 2</answer>".to_string(),
             "<answer>2 - 1</answer>".to_string(),
         ];
-        let scores = futures::executor::block_on(r.score_group(&t, &group)).unwrap();
-        let values: Vec<Option<f64>> = scores.iter().map(|s| s.value).collect();
+        let values: Vec<Option<f64>> = r.score_all(&t, &group).iter().map(|s| s.value).collect();
         assert_eq!(values, [Some(1.0), Some(0.0)]);
         let math: Task =
             serde_json::from_str(r#"{"id":"m","kind":"math","prompt":"p","answer":"3"}"#).unwrap();
-        let scores = futures::executor::block_on(r.score_group(&math, &group)).unwrap();
-        assert!(scores.iter().all(|s| s.value.is_none()));
+        assert_eq!(r.check(&math, &group[0]).kind, VerdictKind::NoAnswer);
     }
 
     #[test]

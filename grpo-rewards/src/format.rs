@@ -9,7 +9,8 @@
 //! - **tag count**: partial credit, 0.25 for each of the four tags that appears exactly once
 //!   (an answer tag before the think tags earns nothing for the misplaced ones).
 //!
-//! Tags are configurable ([`FormatConfig`]). When the prompt already opens the think block
+//! Tags are configurable ([`FormatConfig::tags`], an [`AnswerFormat`], the same tags the
+//! accuracy extractors read). When the prompt already opens the think block
 //! (the R1-Zero template ends with `<think>`), set `think_opened_in_prompt` and the completion
 //! is read as if it started with the opening tag.
 
@@ -17,6 +18,7 @@ use futures::future::BoxFuture;
 use grpo_tasks::Task;
 use serde::{Deserialize, Serialize};
 
+use crate::answer::AnswerFormat;
 use crate::result::{Verdict, VerdictKind};
 use crate::reward::{Reward, Score};
 
@@ -38,14 +40,8 @@ pub enum FormatMode {
 pub struct FormatConfig {
     /// How strictly to judge.
     pub mode: FormatMode,
-    /// Opening think tag.
-    pub think_open: String,
-    /// Closing think tag.
-    pub think_close: String,
-    /// Opening answer tag.
-    pub answer_open: String,
-    /// Closing answer tag.
-    pub answer_close: String,
+    /// The tags (the same ones the accuracy extractors read).
+    pub tags: AnswerFormat,
     /// The prompt ends with the opening think tag, so the completion starts inside it.
     pub think_opened_in_prompt: bool,
 }
@@ -54,10 +50,7 @@ impl Default for FormatConfig {
     fn default() -> Self {
         FormatConfig {
             mode: FormatMode::Strict,
-            think_open: "<think>".into(),
-            think_close: "</think>".into(),
-            answer_open: "<answer>".into(),
-            answer_close: "</answer>".into(),
+            tags: AnswerFormat::default(),
             think_opened_in_prompt: false,
         }
     }
@@ -75,49 +68,39 @@ impl FormatReward {
         FormatReward { config }
     }
 
+    /// The configuration.
+    pub fn config(&self) -> &FormatConfig {
+        &self.config
+    }
+
     /// Scores one completion: the value and the reason.
     pub fn score_one(&self, completion: &str) -> (f64, String) {
         let c = &self.config;
+        let tags = &c.tags;
         let owned;
         let text = if c.think_opened_in_prompt {
-            owned = format!("{}{}", c.think_open, completion);
+            owned = format!("{}{}", tags.think_open, completion);
             owned.as_str()
         } else {
             completion
         };
         match c.mode {
-            FormatMode::Strict => match self.strict(text) {
+            FormatMode::Strict => match tags.check_strict(text) {
                 Ok(()) => (
                     1.0,
                     "the completion is exactly one think block and one answer block".into(),
                 ),
                 Err(why) => (0.0, why),
             },
-            FormatMode::Lenient => match self.lenient(text) {
+            FormatMode::Lenient => match tags.check_lenient(text) {
                 Ok(()) => (1.0, "a think block is followed by an answer block".into()),
                 Err(why) => (0.0, why),
             },
             FormatMode::TagCount => {
-                let tags = [
-                    &c.think_open,
-                    &c.think_close,
-                    &c.answer_open,
-                    &c.answer_close,
-                ];
-                let once: Vec<bool> = tags
-                    .iter()
-                    .map(|t| text.matches(t.as_str()).count() == 1)
-                    .collect();
-                // An answer block before the think block does not count as in place.
-                let ordered = match (
-                    text.find(c.think_close.as_str()),
-                    text.find(c.answer_open.as_str()),
-                ) {
-                    (Some(tc), Some(ao)) => tc < ao,
-                    _ => true,
-                };
+                let once = tags.tag_counts(text).map(|n| n == 1);
                 let mut n = once.iter().filter(|b| **b).count();
-                if !ordered && once[2] {
+                // An answer block before the think block does not count as in place.
+                if !tags.answer_follows_think(text) && once[2] {
                     n -= 1;
                 }
                 let value = n as f64 * 0.25;
@@ -129,66 +112,23 @@ impl FormatReward {
         }
     }
 
-    fn strict(&self, text: &str) -> Result<(), String> {
-        let c = &self.config;
-        let t = text.trim();
-        for tag in [
-            &c.think_open,
-            &c.think_close,
-            &c.answer_open,
-            &c.answer_close,
-        ] {
-            let n = t.matches(tag.as_str()).count();
-            if n != 1 {
-                return Err(format!("`{tag}` appears {n} times, not once"));
-            }
-        }
-        let rest = t
-            .strip_prefix(c.think_open.as_str())
-            .ok_or_else(|| format!("does not start with `{}`", c.think_open))?;
-        let (think, rest) = rest
-            .split_once(c.think_close.as_str())
-            .ok_or("no closing think tag")?;
-        if think.trim().is_empty() {
-            return Err("the think block is empty".into());
-        }
-        let rest = rest.trim_start();
-        let rest = rest
-            .strip_prefix(c.answer_open.as_str())
-            .ok_or_else(|| format!("`{}` does not follow the think block", c.answer_open))?;
-        let (answer, after) = rest
-            .split_once(c.answer_close.as_str())
-            .ok_or("no closing answer tag")?;
-        if answer.trim().is_empty() {
-            return Err("the answer block is empty".into());
-        }
-        if !after.trim().is_empty() {
-            return Err("text follows the answer block".into());
-        }
-        Ok(())
-    }
-
-    fn lenient(&self, text: &str) -> Result<(), String> {
-        let c = &self.config;
-        let open = text
-            .find(c.think_open.as_str())
-            .ok_or_else(|| format!("no `{}`", c.think_open))?;
-        let after_open = &text[open + c.think_open.len()..];
-        let close = after_open
-            .find(c.think_close.as_str())
-            .ok_or_else(|| format!("no `{}` after `{}`", c.think_close, c.think_open))?;
-        let after_think = &after_open[close + c.think_close.len()..];
-        let a_open = after_think
-            .find(c.answer_open.as_str())
-            .ok_or_else(|| format!("no `{}` after the think block", c.answer_open))?;
-        let after_a = &after_think[a_open + c.answer_open.len()..];
-        let a_close = after_a
-            .find(c.answer_close.as_str())
-            .ok_or_else(|| format!("no `{}`", c.answer_close))?;
-        if after_a[..a_close].trim().is_empty() {
-            return Err("the answer block is empty".into());
-        }
-        Ok(())
+    /// Scores the completions of a group (the value and a verdict each).
+    pub fn score_all(&self, completions: &[String]) -> Vec<Score> {
+        completions
+            .iter()
+            .map(|c| {
+                let (value, reason) = self.score_one(c);
+                let kind = if value >= 1.0 {
+                    VerdictKind::Correct
+                } else {
+                    VerdictKind::WrongAnswer
+                };
+                Score {
+                    value: Some(value),
+                    verdict: Verdict::new(kind, reason),
+                }
+            })
+            .collect()
     }
 }
 
@@ -202,23 +142,7 @@ impl Reward for FormatReward {
         _task: &'a Task,
         completions: &'a [String],
     ) -> BoxFuture<'a, crate::Result<Vec<Score>>> {
-        Box::pin(async move {
-            Ok(completions
-                .iter()
-                .map(|c| {
-                    let (value, reason) = self.score_one(c);
-                    let kind = if value >= 1.0 {
-                        VerdictKind::Correct
-                    } else {
-                        VerdictKind::WrongAnswer
-                    };
-                    Score {
-                        value: Some(value),
-                        verdict: Verdict::new(kind, reason),
-                    }
-                })
-                .collect())
-        })
+        Box::pin(async move { Ok(self.score_all(completions)) })
     }
 }
 
@@ -281,8 +205,11 @@ mod tests {
         });
         assert_eq!(r.score_one("reasoning</think><answer>3</answer>").0, 1.0);
         let r = FormatReward::new(FormatConfig {
-            think_open: "<reasoning>".into(),
-            think_close: "</reasoning>".into(),
+            tags: AnswerFormat {
+                think_open: "<reasoning>".into(),
+                think_close: "</reasoning>".into(),
+                ..AnswerFormat::default()
+            },
             ..Default::default()
         });
         assert_eq!(

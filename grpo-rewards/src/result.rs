@@ -131,12 +131,46 @@ pub struct ScoredResult {
     pub task_id: String,
     /// The weighted total of the reward components.
     pub reward: f64,
-    /// Each component's value, by reward name (missing components are absent).
-    pub rewards: BTreeMap<String, f64>,
+    /// Each component's value (JSON: `rewards`, an object by reward name; components
+    /// without a value are absent).
+    #[serde(rename = "rewards")]
+    pub components: Components,
     /// Whether the accuracy component fully passed, regardless of format or partial credit.
     pub correct: bool,
     /// The accuracy component's verdict.
     pub verdict: Verdict,
+}
+
+/// The value of each reward component of one completion (`None`: the reward does not apply).
+///
+/// Serialises as one flat object by name, `{"accuracy": 1.0, "format": 0.0, "length": 3.0}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Components {
+    /// The accuracy reward (math, countdown, code, or a custom accuracy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f64>,
+    /// The format reward.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<f64>,
+    /// Rewards of the caller's own, by name.
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, f64>,
+}
+
+impl Components {
+    /// The components that have a value, by name: `accuracy`, `format`, then the others in
+    /// name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
+        [("accuracy", self.accuracy), ("format", self.format)]
+            .into_iter()
+            .filter_map(|(name, v)| Some((name, v?)))
+            .chain(self.extra.iter().map(|(k, v)| (k.as_str(), *v)))
+    }
+
+    /// The components that have a value, as a map by name.
+    pub fn to_map(&self) -> BTreeMap<String, f64> {
+        self.iter().map(|(k, v)| (k.to_owned(), v)).collect()
+    }
 }
 
 /// At most 80 characters of `text` (77 and an ellipsis when longer), for verdict reasons that
@@ -170,6 +204,18 @@ mod tests {
             let json = serde_json::to_string(&kind).unwrap();
             assert_eq!(json, format!("\"{}\"", kind.as_str()));
         }
+    }
+
+    #[test]
+    fn components_serialise_as_one_object_by_name() {
+        let c = Components {
+            accuracy: Some(1.0),
+            format: None,
+            extra: BTreeMap::from([("length".to_string(), 3.0)]),
+        };
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(json, r#"{"accuracy":1.0,"length":3.0}"#);
+        assert_eq!(serde_json::from_str::<Components>(&json).unwrap(), c);
     }
 
     #[test]

@@ -204,7 +204,6 @@ impl GroupBatch {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

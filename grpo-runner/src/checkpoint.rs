@@ -278,7 +278,6 @@ pub fn read(dir: &Path, device: &Device) -> Result<Checkpoint> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use rand::{RngCore, SeedableRng};
 

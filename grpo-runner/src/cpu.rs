@@ -84,7 +84,6 @@ fn set_on_this_thread() -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -201,7 +201,6 @@ fn settings_message(e: Error) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -292,7 +292,6 @@ pub fn evaluate(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -204,7 +204,6 @@ pub fn mean_std(values: &[f64]) -> (f64, f64) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

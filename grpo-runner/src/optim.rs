@@ -355,7 +355,6 @@ fn tensor_step(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use candle_nn::Optimizer;
 

@@ -124,7 +124,6 @@ pub fn draw(path: &Path, steps: &[StepRecord], evals: &[EvalRecord]) -> Result<(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -312,7 +312,6 @@ pub fn summary_text(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -468,7 +468,6 @@ pub fn score_completion(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

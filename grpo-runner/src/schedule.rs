@@ -74,7 +74,6 @@ impl Schedule {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -192,7 +192,7 @@ pub fn warm_up(
             "the warm-up has no problem it can write a solution for",
         ));
     }
-    let eos = tokenizer.eos_token_ids().first().copied().unwrap_or(0);
+    let eos = tokenizer.eos_id()?;
     let encode = |text: &str, end: bool| -> Result<Vec<u32>> {
         let mut ids = tokenizer.encode(text)?;
         if end {
@@ -262,7 +262,6 @@ pub fn warm_up(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

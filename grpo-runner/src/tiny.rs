@@ -96,7 +96,7 @@ pub fn tiny_model(
     device: &Device,
 ) -> Result<(Model, Tokenizer)> {
     let tokenizer = Tokenizer::train_chars(vocab_text)?;
-    let eos = tokenizer.eos_token_ids().first().copied().unwrap_or(0);
+    let eos = tokenizer.eos_id()?;
     let config = spec.config(tokenizer.vocab_size(), eos);
     let model = Model::random(&config, spec.dtype, device, spec.seed)?;
     tracing::info!(
@@ -108,7 +108,6 @@ pub fn tiny_model(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

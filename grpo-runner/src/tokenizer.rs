@@ -284,6 +284,19 @@ impl Tokenizer {
         &self.eos_token_ids
     }
 
+    /// The first end-of-sequence id: the one the trainer pads and packs with. A tokenizer
+    /// without one is an error (never a silent token 0).
+    pub fn eos_id(&self) -> Result<u32> {
+        self.eos_token_ids
+            .first()
+            .copied()
+            .ok_or_else(|| Error::Tokenizer {
+                message: "the tokenizer has no end-of-sequence token (set `eos_token` in \
+                          tokenizer_config.json or `eos_token_id` in config.json)"
+                    .into(),
+            })
+    }
+
     /// The chat template (Jinja), if the model has one.
     pub fn chat_template(&self) -> Option<&str> {
         self.chat_template.as_deref()
@@ -372,7 +385,6 @@ fn token_name(value: Option<Value>) -> Option<String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -23,7 +23,6 @@
 //! assert_eq!(Template::Plain.render(task), task.prompt());
 //! ```
 #![deny(clippy::unwrap_used)]
-#![cfg_attr(test, allow(clippy::unwrap_used))]
 #![warn(missing_docs)]
 
 pub mod builtin;

@@ -83,3 +83,6 @@ def score(
     accuracy: Optional[float] = None,
     format: Optional[float] = None,
 ) -> list[Score]: ...
+def scorers_built() -> int:
+    """How many scorers this process has built (calls reuse theirs)."""
+    ...

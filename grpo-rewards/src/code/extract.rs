@@ -11,6 +11,8 @@
 
 use grpo_tasks::{CodeMode, CodeTask, CodeTests, Language};
 
+use crate::answer::AnswerFormat;
+
 /// A block found between fences.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Fenced<'a> {
@@ -93,8 +95,12 @@ pub fn fenced_code_in(completion: &str, language: Language) -> Option<&str> {
 }
 
 /// [`extract_code`] for a language's fences.
-pub fn extract_code_in(completion: &str, language: Language) -> std::borrow::Cow<'_, str> {
-    match answer_block(completion) {
+pub fn extract_code_in<'a>(
+    completion: &'a str,
+    language: Language,
+    tags: &AnswerFormat,
+) -> std::borrow::Cow<'a, str> {
+    match tags.answer_block(completion).map(|b| b.content) {
         Some(answer) => match fenced_code_in(answer, language) {
             Some(code) => code.into(),
             None => dedent(answer).into(),
@@ -118,22 +124,14 @@ pub fn fenced_code(completion: &str) -> Option<&str> {
 }
 
 /// The code of a completion (see the module docs for the rule).
-pub fn extract_code(completion: &str) -> std::borrow::Cow<'_, str> {
-    match answer_block(completion) {
+pub fn extract_code<'a>(completion: &'a str, tags: &AnswerFormat) -> std::borrow::Cow<'a, str> {
+    match tags.answer_block(completion).map(|b| b.content) {
         Some(answer) => match fenced_code(answer) {
             Some(code) => code.into(),
             None => dedent(answer).into(),
         },
         None => fenced_code(completion).unwrap_or(completion).into(),
     }
-}
-
-/// The text of the last `<answer>` block: up to its `</answer>`, or to the end when the block
-/// was left open.
-fn answer_block(completion: &str) -> Option<&str> {
-    let start = completion.rfind("<answer>")? + "<answer>".len();
-    let rest = &completion[start..];
-    Some(rest.find("</answer>").map_or(rest, |end| &rest[..end]))
 }
 
 /// `text` without its leading and trailing blank lines and without the indentation its
@@ -179,15 +177,15 @@ pub fn entry_point(task: &CodeTask) -> Option<&str> {
 /// - `prefix` mode: `prompt + completion` (the completion continues the prompt's function),
 ///   except when the completion has a fenced block that defines the entry point itself: then
 ///   the prompt's import lines followed by that block (models often restate the function).
-pub fn program_for(task: &CodeTask, completion: &str) -> String {
+pub fn program_for(task: &CodeTask, completion: &str, tags: &AnswerFormat) -> String {
     if task.language != Language::Python {
         return match task.mode {
-            CodeMode::Full => extract_code_in(completion, task.language).into_owned(),
+            CodeMode::Full => extract_code_in(completion, task.language, tags).into_owned(),
             CodeMode::Prefix => format!("{}{}", task.prompt, completion),
         };
     }
     match task.mode {
-        CodeMode::Full => extract_code(completion).into_owned(),
+        CodeMode::Full => extract_code(completion, tags).into_owned(),
         CodeMode::Prefix => {
             if let (Some(code), Some(entry)) = (fenced_code(completion), entry_point(task))
                 && defines(code, entry)
@@ -263,7 +261,11 @@ mod tests {
             ("<think>t</think><answer></answer>", ""),
         ];
         for (completion, want) in cases {
-            assert_eq!(extract_code(completion), *want, "{completion:?}");
+            assert_eq!(
+                extract_code(completion, &AnswerFormat::default()),
+                *want,
+                "{completion:?}"
+            );
         }
     }
 
@@ -278,7 +280,7 @@ mod tests {
     fn prefix_mode_continues_the_prompt() {
         let t = task("prefix");
         assert_eq!(
-            program_for(&t, "    return 1\n"),
+            program_for(&t, "    return 1\n", &AnswerFormat::default()),
             format!("{}    return 1\n", t.prompt)
         );
     }
@@ -288,18 +290,21 @@ mod tests {
         let t = task("prefix");
         let completion = "Here:\n```python\ndef f(x):\n    return 2\n```";
         assert_eq!(
-            program_for(&t, completion),
+            program_for(&t, completion, &AnswerFormat::default()),
             "from typing import List\ndef f(x):\n    return 2\n"
         );
         // A fenced helper that does not define f is still a continuation.
         let completion = "```python\n    return 3\n```";
-        assert!(program_for(&t, completion).starts_with(&t.prompt));
+        assert!(program_for(&t, completion, &AnswerFormat::default()).starts_with(&t.prompt));
     }
 
     #[test]
     fn full_mode_extracts() {
         let t = task("full");
-        assert_eq!(program_for(&t, "```python\nprint(1)\n```"), "print(1)\n");
+        assert_eq!(
+            program_for(&t, "```python\nprint(1)\n```", &AnswerFormat::default()),
+            "print(1)\n"
+        );
     }
 
     #[test]

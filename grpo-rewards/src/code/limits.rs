@@ -3,8 +3,6 @@
 use grpo_tasks::CodeTask;
 use serde::{Deserialize, Serialize};
 
-use super::error::{Result, SandboxError};
-
 /// The smallest memory cap the snapshotted interpreter starts under (its image is ~26 MiB);
 /// the task schema's rule, [`grpo_tasks::MIN_MEMORY_MB`].
 pub use grpo_tasks::MIN_MEMORY_MB;
@@ -68,8 +66,8 @@ impl Limits {
     }
 
     /// Checks that every limit is usable.
-    pub fn validate(&self) -> Result<()> {
-        let bad = |field, reason: String| Err(SandboxError::InvalidLimit { field, reason });
+    pub fn validate(&self) -> Result<(), LimitError> {
+        let bad = |field, reason: String| Err(LimitError { field, reason });
         if self.time_limit_ms == 0 {
             return bad("time_limit_ms", "must be positive".into());
         }
@@ -93,6 +91,16 @@ impl Limits {
         }
         Ok(())
     }
+}
+
+/// A limit out of range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid limit `{field}`: {reason}")]
+pub struct LimitError {
+    /// The field of [`Limits`].
+    pub field: &'static str,
+    /// Why it is invalid.
+    pub reason: String,
 }
 
 /// How per-test outcomes become a reward value.
@@ -177,7 +185,7 @@ mod tests {
             ),
         ] {
             match limits.validate() {
-                Err(SandboxError::InvalidLimit { field: f, .. }) => assert_eq!(f, field),
+                Err(LimitError { field: f, .. }) => assert_eq!(f, field),
                 other => panic!("{field}: {other:?}"),
             }
         }

@@ -6,14 +6,16 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::answer::AnswerFormat;
 use crate::math::parse::parse_answer;
 
 /// One way of finding the answer in a completion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExtractRule {
-    /// The last `<answer>…</answer>` block (its content is searched again by the other rules,
-    /// so `<answer>\boxed{5}</answer>` gives `5`).
+    /// The last `<answer>…</answer>` block, or an `<answer>` left open to the end of the
+    /// completion ([`AnswerFormat::answer_block`]); its content is searched again by the other
+    /// rules, so `<answer>\boxed{5}</answer>` gives `5`.
     AnswerTag,
     /// The last `\boxed{…}` or `\fbox{…}` (nested braces allowed).
     Boxed,
@@ -59,11 +61,23 @@ pub struct Extracted {
 }
 
 /// Finds the answer in `completion` with the first matching rule of `rules`, cleaned by
-/// [`clean_answer`]. `None` when no rule finds a non-empty answer.
+/// [`clean_answer`], reading the default `<answer>` tags. `None` when no rule finds a
+/// non-empty answer.
 pub fn extract(completion: &str, rules: &[ExtractRule]) -> Option<Extracted> {
+    extract_with(completion, rules, &AnswerFormat::default())
+}
+
+/// [`extract`] with the answer block of `tags` (the rule for a block left open is
+/// [`AnswerFormat::answer_block`]'s: it runs to the end of the completion).
+pub fn extract_with(
+    completion: &str,
+    rules: &[ExtractRule],
+    tags: &AnswerFormat,
+) -> Option<Extracted> {
     for (k, rule) in rules.iter().enumerate() {
         let found = match rule {
-            ExtractRule::AnswerTag => answer_tag(completion).map(|inner| {
+            ExtractRule::AnswerTag => tags.answer_block(completion).map(|block| {
+                let inner = block.content.trim();
                 let rest: Vec<ExtractRule> = rules[k + 1..]
                     .iter()
                     .copied()
@@ -104,12 +118,6 @@ fn whole(s: &str) -> Option<String> {
         Ok(_) => Some(cleaned),
         Err(_) => None,
     }
-}
-
-fn answer_tag(s: &str) -> Option<&str> {
-    let start = s.rfind("<answer>")? + "<answer>".len();
-    let end = s[start..].find("</answer>")?;
-    Some(s[start..start + end].trim())
 }
 
 /// The most `\boxed{}` answers read together.

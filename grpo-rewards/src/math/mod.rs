@@ -44,15 +44,12 @@ pub mod plusminus;
 pub mod relation;
 pub mod rounding;
 
-use futures::future::BoxFuture;
-use grpo_tasks::Task;
-
+use crate::answer::AnswerFormat;
 use crate::error::{Result, RewardError};
 use crate::result::{Verdict, VerdictKind, clip};
-use crate::reward::{Reward, Score};
 
 pub use equiv::{EquivConfig, equivalent};
-pub use extract::{DEFAULT_RULES, ExtractRule, Extracted, clean_answer, extract};
+pub use extract::{DEFAULT_RULES, ExtractRule, Extracted, clean_answer, extract, extract_with};
 pub use parse::{Expr, parse_answer};
 
 /// The longest completion examined, in bytes; longer completions are read from their last
@@ -66,6 +63,8 @@ pub struct MathConfig {
     pub rules: Vec<ExtractRule>,
     /// Tolerances and sampling for equivalence.
     pub equiv: EquivConfig,
+    /// The answer tags the [`ExtractRule::AnswerTag`] rule reads.
+    pub answer: AnswerFormat,
 }
 
 impl Default for MathConfig {
@@ -73,6 +72,7 @@ impl Default for MathConfig {
         MathConfig {
             rules: DEFAULT_RULES.to_vec(),
             equiv: EquivConfig::default(),
+            answer: AnswerFormat::default(),
         }
     }
 }
@@ -156,7 +156,7 @@ impl MathChecker {
     /// Checks one completion against a prepared reference.
     pub fn check_prepared(&self, gold: &PreparedGold, completion: &str) -> MathCheck {
         let completion = tail(completion, MAX_COMPLETION_LEN);
-        let Some(found) = extract(completion, &self.config.rules) else {
+        let Some(found) = extract_with(completion, &self.config.rules, &self.config.answer) else {
             return MathCheck {
                 correct: false,
                 extracted: None,
@@ -261,50 +261,4 @@ fn tail(s: &str, max: usize) -> &str {
         start += 1;
     }
     &s[start..]
-}
-
-/// The math accuracy reward: 1 for an equivalent answer, 0 otherwise; `None` for tasks that
-/// are not math.
-#[derive(Debug, Clone, Default)]
-pub struct MathReward {
-    checker: MathChecker,
-}
-
-impl MathReward {
-    /// A reward with this checker.
-    pub fn new(checker: MathChecker) -> Self {
-        MathReward { checker }
-    }
-}
-
-impl Reward for MathReward {
-    fn name(&self) -> &str {
-        "accuracy"
-    }
-
-    fn score_group<'a>(
-        &'a self,
-        task: &'a Task,
-        completions: &'a [String],
-    ) -> BoxFuture<'a, crate::Result<Vec<Score>>> {
-        Box::pin(async move {
-            let Task::Math(math) = task else {
-                return Ok(completions
-                    .iter()
-                    .map(|_| Score::not_applicable("math", task))
-                    .collect());
-            };
-            let gold = self.checker.prepare(&math.answer, &math.alternatives);
-            Ok(completions
-                .iter()
-                .map(|c| {
-                    let check = self.checker.check_prepared(&gold, c);
-                    Score {
-                        value: Some(if check.correct { 1.0 } else { 0.0 }),
-                        verdict: check.verdict,
-                    }
-                })
-                .collect())
-        })
-    }
 }

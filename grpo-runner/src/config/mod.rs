@@ -27,7 +27,6 @@ mod layers;
 mod presets;
 mod schema;
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests;
 mod validate;
 
@@ -132,13 +131,13 @@ impl TrainConfig {
 
     /// The scoring contract of this run: weights over the pack's, format mode, credit and
     /// sandbox limits.
-    pub fn scoring(&self, manifest: &grpo_tasks::Manifest) -> Result<grpo_rewards::Scoring> {
+    pub fn scoring(&self, manifest: &grpo_tasks::Manifest) -> Result<grpo_rewards::ScoringConfig> {
         let mut scoring =
-            grpo_rewards::Scoring::with_weights(&self.rewards.weights(), &manifest.rewards)
+            grpo_rewards::ScoringConfig::with_weights(&self.rewards.weights(), &manifest.rewards)
                 .map_err(|e| Error::Settings {
-                    field: "rewards".into(),
-                    message: e.to_string(),
-                })?;
+                field: "rewards".into(),
+                message: e.to_string(),
+            })?;
         scoring.format_mode = self.rewards.format_mode;
         scoring.credit = self.rewards.credit;
         scoring.limits = grpo_rewards::code::Limits {

@@ -83,7 +83,6 @@ fn write_json(path: &Path, value: &Value) -> Result<()> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use candle_core::Tensor;
     use serde_json::json;

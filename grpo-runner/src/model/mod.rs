@@ -510,7 +510,6 @@ fn is_half(dtype: DType) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::ops::softmax_last_dim;
     use super::*;

@@ -138,7 +138,6 @@ pub(super) fn normal_samples(rng: &mut impl rand::Rng, n: usize, std: f32) -> Re
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use rand::SeedableRng;
 

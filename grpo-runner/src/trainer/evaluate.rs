@@ -50,7 +50,7 @@ impl Trainer {
                     Some(scores) => {
                         formatted += scores
                             .iter()
-                            .filter(|s| s.rewards.get("format").is_some_and(|&v| v >= 1.0))
+                            .filter(|s| s.components.format.is_some_and(|v| v >= 1.0))
                             .count();
                         scores.iter().map(|s| s.correct).collect()
                     }
@@ -99,8 +99,8 @@ impl Trainer {
             chat_template: self.config.model.chat_template,
             max_new_tokens: self.config.eval.max_new_tokens,
             batch_prompts: self.config.eval.batch_prompts.max(1),
-            accuracy_weight: self.rewards.weight("accuracy").unwrap_or(0.0),
-            format_weight: self.rewards.weight("format").unwrap_or(0.0),
+            accuracy_weight: self.rewards.weights().accuracy,
+            format_weight: self.rewards.weights().format,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! 1. **sample** `prompts_per_step` training problems and `group_size` completions for each
 //!    with the current policy (temperature > 0), recording every token's log-probability;
 //! 2. **score** every group with the reward set of the scoring contract
-//!    ([`grpo_rewards::Scoring`]: accuracy routed by task kind, code in the sandbox, format)
+//!    ([`grpo_rewards::Scorer`]: accuracy routed by task kind, code in the sandbox, format)
 //!    on a tokio runtime while this thread computes the reference log-probs (β > 0) — the
 //!    work that overlaps. A group whose scoring fails on our side (a sandbox fault) is scored
 //!    again up to `rewards.fault_retries` times, then left out of the update and counted:
@@ -36,8 +36,8 @@ use std::time::Instant;
 
 use candle_core::{DType, Device, Tensor};
 use grpo_core::StepMetrics;
-use grpo_rewards::RewardSet;
-use grpo_rewards::code::Sandbox;
+use grpo_rewards::Scorer;
+use grpo_sandbox::Sandbox;
 use grpo_tasks::{Manifest, Task, Template};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -84,7 +84,7 @@ pub struct Trainer {
     reference: Option<Model>,
     tokenizer: Tokenizer,
     optimizer: AdamW,
-    rewards: Arc<RewardSet>,
+    rewards: Arc<Scorer>,
     sandbox: Option<Sandbox>,
     train_tasks: Vec<Task>,
     eval_tasks: Vec<Task>,
@@ -144,7 +144,7 @@ impl Trainer {
                 texts.extend(train_tasks.iter().take(1).map(|t| template.render(t)));
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                 let tokenizer = sft::format_tokenizer(&refs)?;
-                let eos = tokenizer.eos_token_ids().first().copied().unwrap_or(0);
+                let eos = tokenizer.eos_id()?;
                 let spec = &config.model.tiny;
                 let mut model_config = spec.config(tokenizer.vocab_size(), eos);
                 // The context must hold the longest prompt and its completion: a fresh tiny
@@ -220,7 +220,10 @@ impl Trainer {
         let template = config.template(manifest);
         let optimizer = AdamW::new(policy.named_vars(), config.optimizer.adamw())?;
         let sandbox = sandbox_for(&config, &[&train_tasks, &eval_tasks])?;
-        let rewards = Arc::new(config.scoring(manifest)?.build(sandbox.clone())?);
+        let rewards = Arc::new(grpo_sandbox::scorer(
+            &config.scoring(manifest)?,
+            sandbox.clone(),
+        )?);
         // Code scoring runs on these threads while this one computes reference log-probs.
         let workers = sandbox.as_ref().map_or(1, |s| s.concurrency().max(1));
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -319,12 +322,17 @@ impl Trainer {
         &self.tokenizer
     }
 
-    /// Replaces the reward set built from the config with `rewards` (a reward of your own,
-    /// in Rust); training and evaluation both score with it, with the same fault handling:
-    /// a group whose scoring fails or outlasts `rewards.group_timeout_s` is retried, then
-    /// left out and counted.
-    pub fn set_rewards(&mut self, rewards: RewardSet) {
-        self.rewards = Arc::new(rewards);
+    /// Replaces the scorer built from the config with `scorer` (with rewards of your own, in
+    /// Rust: [`Scorer::with_reward`], [`Scorer::with_accuracy`]); training and evaluation both
+    /// score with it, with the same fault handling: a group whose scoring fails or outlasts
+    /// `rewards.group_timeout_s` is retried, then left out and counted.
+    pub fn set_scorer(&mut self, scorer: Scorer) {
+        self.rewards = Arc::new(scorer);
+    }
+
+    /// The scorer training and evaluation score with.
+    pub fn scorer(&self) -> &Scorer {
+        &self.rewards
     }
 
     fn encode_prompt(&self, task: &Task) -> Result<(String, Vec<u32>)> {

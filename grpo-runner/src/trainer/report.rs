@@ -75,11 +75,11 @@ impl StepTally {
                 .verdicts
                 .entry(s.verdict.kind.as_str().to_owned())
                 .or_insert(0) += 1;
-            self.formatted += usize::from(s.rewards.get("format").is_some_and(|&v| v >= 1.0));
+            self.formatted += usize::from(s.components.format.is_some_and(|v| v >= 1.0));
             self.lengths.push(c.tokens.len() as f64);
             self.truncated += usize::from(c.finish_reason == FinishReason::Length);
-            for (name, v) in &s.rewards {
-                let e = self.components.entry(name.clone()).or_insert((0.0, 0));
+            for (name, v) in s.components.iter() {
+                let e = self.components.entry(name.to_owned()).or_insert((0.0, 0));
                 e.0 += v;
                 e.1 += 1;
             }
@@ -167,7 +167,7 @@ pub(super) fn sample_records(
                     completion: text.clone(),
                     reward: s.reward,
                     shaped_reward: *shaped,
-                    rewards: s.rewards.clone(),
+                    rewards: s.components.to_map(),
                     verdict: s.verdict.kind.as_str().to_string(),
                     reason: s.verdict.reason.clone(),
                     advantage: *a,

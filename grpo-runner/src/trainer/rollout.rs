@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
-use grpo_rewards::{RewardError, RewardSet, ScoredResult};
+use grpo_rewards::{RewardError, ScoredResult, Scorer};
 use grpo_tasks::Task;
 use rand::Rng;
 
@@ -35,7 +35,7 @@ pub(super) struct Group {
 impl Group {
     /// Whether every completion got the same shaped reward (its advantages are all zero).
     pub(super) fn is_tied(&self) -> bool {
-        self.rewards.iter().all(|&r| r == self.rewards[0])
+        grpo_core::is_tied(&self.rewards)
     }
 }
 
@@ -192,7 +192,7 @@ fn reference_logprobs(
 /// that faults on every try is `None`: it gets no reward at all. A group whose scoring takes
 /// longer than `timeout` (a reward that hangs) is a fault like any other.
 pub(super) async fn score_with_retries(
-    rewards: &RewardSet,
+    scorer: &Scorer,
     groups: &[(Task, Vec<String>)],
     retries: usize,
     timeout: Option<Duration>,
@@ -200,9 +200,9 @@ pub(super) async fn score_with_retries(
     let mut out: Vec<Option<Vec<ScoredResult>>> = vec![None; groups.len()];
     let mut pending: Vec<usize> = (0..groups.len()).collect();
     for attempt in 0..=retries {
-        let batch: Vec<(Task, Vec<String>)> = pending.iter().map(|&i| groups[i].clone()).collect();
-        let results = join_all(batch.iter().map(|(task, completions)| async move {
-            let scoring = rewards.score_group(task, completions);
+        let results = join_all(pending.iter().map(|&i| async move {
+            let (task, completions) = &groups[i];
+            let scoring = scorer.score_group(task, completions, scorer.options());
             match timeout {
                 Some(limit) => tokio::time::timeout(limit, scoring)
                     .await

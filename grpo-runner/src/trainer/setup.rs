@@ -1,7 +1,7 @@
 //! Setting a run up: the pack's splits and manifest, and the sandbox when it has code tasks.
 
-use grpo_rewards::Scoring;
-use grpo_rewards::code::{Sandbox, SandboxOptions};
+use grpo_rewards::Scorer;
+use grpo_sandbox::{Sandbox, SandboxOptions};
 use grpo_tasks::{Manifest, Pack, Task};
 
 use crate::config::TrainConfig;
@@ -39,7 +39,7 @@ pub(super) fn load_tasks(config: &TrainConfig) -> Result<(Vec<Task>, Vec<Task>, 
 
 /// The sandbox a run with code tasks needs (`None` when it has none).
 pub(super) fn sandbox_for(config: &TrainConfig, tasks: &[&[Task]]) -> Result<Option<Sandbox>> {
-    if !Scoring::needs_sandbox(tasks.iter().flat_map(|t| t.iter())) {
+    if !Scorer::needs_code(tasks.iter().flat_map(|t| t.iter())) {
         return Ok(None);
     }
     let defaults = SandboxOptions::default();

@@ -31,7 +31,7 @@ impl Trainer {
         let temperature = cfg.sampling.temperature;
         let loss_config = cfg.algorithm.loss.clone();
         let device = self.policy.device().clone();
-        let eos = self.tokenizer.eos_token_ids().first().copied().unwrap_or(0);
+        let eos = self.tokenizer.eos_id()?;
         let minibatches = cfg.update.minibatches.min(groups.len()).max(1);
         let micro_groups = cfg.update.micro_batch_groups;
         let mut parts = Vec::new();
@@ -167,7 +167,12 @@ pub fn completion_logprobs(
     temperature: f64,
 ) -> Result<Vec<Vec<f32>>> {
     let completions: Vec<&[u32]> = group.iter().map(|c| &c.tokens[..]).collect();
-    let eos = model.config().eos_token_ids.first().copied().unwrap_or(0);
+    let eos = model
+        .config()
+        .eos_token_ids
+        .first()
+        .copied()
+        .ok_or_else(|| Error::invalid("the model config has no end-of-sequence token id"))?;
     let batch = GroupBatch::pack(&[(prompt, completions)], eos, model.device())?;
     let mut logits = window_logits(model, &batch)?;
     if temperature != 1.0 {
@@ -205,7 +210,6 @@ fn aligned(batch: &PackedBatch, values: &[&[f32]]) -> Result<Tensor> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use candle_core::{DType, Device};
 

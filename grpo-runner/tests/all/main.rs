@@ -1,10 +1,11 @@
-//! Integration tests of grpo-runner: the model, the sampler, the trainer and the `grpo` command line.
+//! Integration tests of grpo-runner: the model, the sampler, and the trainer (the `grpo` command line has its own, in grpo-cli).
 //!
 //! One test binary per crate (each topic a module), so the crate and its dependencies link once.
+#![allow(
+    clippy::expect_used,
+    reason = "a test panics, with its message, on what it did not expect"
+)]
 
-mod cli_check_math;
-mod cli_eval;
-mod cli_tasks;
 mod common;
 mod model;
 mod precision;

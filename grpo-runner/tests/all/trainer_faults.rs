@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 use grpo_rewards::result::{Verdict, VerdictKind};
-use grpo_rewards::{Reward, RewardError, RewardSet, Score};
+use grpo_rewards::{Reward, RewardError, Score, Scorer, ScoringConfig};
 use grpo_runner::config::{Preset, TrainConfig};
 use grpo_runner::report::RunDir;
 use grpo_runner::trainer::Trainer;
@@ -67,7 +67,11 @@ fn failing_and_hanging_rewards_skip_groups_and_the_run_finishes() {
     let flaky = Flaky {
         calls: AtomicUsize::new(0),
     };
-    trainer.set_rewards(RewardSet::new().with_accuracy(Box::new(flaky), 1.0));
+    trainer.set_scorer(
+        Scorer::new(&ScoringConfig::default())
+            .unwrap()
+            .with_accuracy(Box::new(flaky)),
+    );
     let summary = trainer.run(&mut dir, None, &mut |_| {}).unwrap();
     assert_eq!(summary.steps, 4);
 

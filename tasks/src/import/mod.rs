@@ -14,6 +14,7 @@
 //! JSON array, or JSON lines.
 
 mod benchmarks;
+pub mod foreign;
 mod generic;
 
 use std::path::Path;

@@ -314,10 +314,14 @@ fn unknown_specs_say_what_exists() {
     assert!(err.contains("no pack.toml"), "{err}");
 }
 
-/// The README's "Author your own pack" example is a valid pack.
+/// The book's "Author your own pack" example is a valid pack.
 #[test]
-fn readme_example_pack_loads() {
-    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+fn book_example_pack_loads() {
+    let readme = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/src/tasks.md"
+    ))
+    .unwrap();
     let section = &readme[readme.find("## Author your own pack").unwrap()..];
     let block = |lang: &str| {
         let start = section.find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;

@@ -17,7 +17,10 @@ pub enum Constant {
 
 /// A function of one argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
+#[allow(
+    missing_docs,
+    reason = "the variants are the functions and relations they name"
+)]
 pub enum Func {
     Sin,
     Cos,
@@ -41,7 +44,10 @@ pub enum Func {
 
 /// A relation between two expressions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
+#[allow(
+    missing_docs,
+    reason = "the variants are the functions and relations they name"
+)]
 pub enum RelOp {
     Eq,
     Ne,

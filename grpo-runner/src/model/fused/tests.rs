@@ -1,8 +1,6 @@
 //! The fused kernels against candle's composed ops: forward values bit for bit, gradients
 //! against finite differences and against candle's autograd, over several parallel blocks.
 
-#![allow(clippy::unwrap_used)]
-
 use candle_core::{D, Device, Var};
 
 use super::*;

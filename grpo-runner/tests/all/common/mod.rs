@@ -1,7 +1,10 @@
 //! Helpers shared by the model and sampler tests: small configurations and random weights
 //! with non-trivial norms and biases (so the tests exercise every parameter).
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test module uses its own subset of the helpers"
+)]
 
 use std::collections::HashMap;
 
@@ -89,9 +92,4 @@ pub fn max_abs_diff(a: &Tensor, b: &Tensor) -> f64 {
 pub fn random_ids(len: usize, vocab: usize, seed: u64) -> Vec<u32> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     (0..len).map(|_| rng.gen_range(1..vocab as u32)).collect()
-}
-
-/// The `grpo` binary of this build, ready for arguments.
-pub fn grpo() -> std::process::Command {
-    std::process::Command::new(env!("CARGO_BIN_EXE_grpo"))
 }

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Rebuilds the sandbox's Python runtime, python.wasm.zst, from app.py and the vendored WIT.
+#
+#   grpo-sandbox/runtime/build.sh
+#
+# Needs python3 (with venv) and the zstd command. componentize-py 0.25.1 comes from PyPI into a
+# virtual environment outside the repository ($GRPO_RUNTIME_VENV, default
+# ${TMPDIR:-/tmp}/grpo-runtime-venv). The output is byte-for-byte reproducible: the script
+# prints the SHA-256 of the uncompressed component, which runtime/README.md records.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+venv=${GRPO_RUNTIME_VENV:-${TMPDIR:-/tmp}/grpo-runtime-venv}
+version=0.25.1
+
+if ! "$venv/bin/componentize-py" --version 2>/dev/null | grep -q "$version"; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet "componentize-py==$version"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$here/app.py" "$work/"
+cp -r "$here/wit" "$work/wit"
+cd "$work"
+# Build in a clean directory so nothing but app.py is importable at snapshot time.
+PYTHONDONTWRITEBYTECODE=1 "$venv/bin/componentize-py" -d wit -w python componentize app -o python.wasm
+sha256sum python.wasm | cut -d' ' -f1 > python.wasm.sha256
+zstd -q -19 -f python.wasm -o "$here/python.wasm.zst"
+echo "python.wasm: $(stat -c %s python.wasm) bytes, sha256 $(cat python.wasm.sha256)"
+echo "python.wasm.zst: $(stat -c %s "$here/python.wasm.zst") bytes"

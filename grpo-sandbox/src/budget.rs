@@ -1,0 +1,233 @@
+//! The limits every sandboxed run is held to, whatever runs inside: CPU time by epoch ticks,
+//! linear memory by a resource limiter, the file quota of the run's directory, and how a
+//! stopped run becomes a status. Shared by the Python component and the WASIp1 core modules
+//! (JavaScript, C, C++).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
+use wasmtime_wasi::I32Exit;
+
+use crate::pipe::OUTPUT_LIMIT_MESSAGE;
+use grpo_rewards::code::limits::Limits;
+use grpo_rewards::result::RunStatus;
+
+/// The epoch tick: the granularity of the time limit and of the file-quota check.
+pub const TICK: Duration = Duration::from_millis(10);
+
+/// One run's limits and what it ran into.
+pub(crate) struct Budget {
+    pub memory: MemoryCap,
+    budget_ticks: u64,
+    ticks: u64,
+    pub cpu_exceeded: bool,
+    pub workdir: PathBuf,
+    pub file_quota: u64,
+    pub quota_exceeded: bool,
+}
+
+impl Budget {
+    pub fn new(limits: &Limits, workdir: &Path) -> Budget {
+        let memory_bytes =
+            usize::try_from(limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+        Budget {
+            memory: MemoryCap {
+                max_bytes: memory_bytes,
+                hit: false,
+            },
+            budget_ticks: limits
+                .time_limit_ms
+                .div_ceil(TICK.as_millis() as u64)
+                .max(1),
+            ticks: 0,
+            cpu_exceeded: false,
+            workdir: workdir.to_path_buf(),
+            file_quota: limits.file_quota_bytes,
+            quota_exceeded: false,
+        }
+    }
+
+    /// Whether the run's directory holds more than the quota, now or at some tick.
+    pub fn over_quota(&self) -> bool {
+        self.quota_exceeded || dir_size(&self.workdir) > self.file_quota
+    }
+}
+
+/// A store's state that carries a [`Budget`].
+pub(crate) trait HasBudget: Send + 'static {
+    fn budget(&mut self) -> &mut Budget;
+}
+
+/// Arms the memory limiter and the CPU and file-quota checks on `store`.
+pub(crate) fn arm<T: HasBudget>(store: &mut Store<T>) {
+    store.limiter(|s| &mut s.budget().memory);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut ctx| {
+        let state = ctx.data_mut().budget();
+        state.ticks += 1;
+        if state.ticks > state.budget_ticks {
+            state.cpu_exceeded = true;
+            return Err(Trap::Interrupt.into());
+        }
+        if dir_size(&state.workdir) > state.file_quota {
+            state.quota_exceeded = true;
+            return Err(Trap::Interrupt.into());
+        }
+        Ok(UpdateDeadline::Yield(1))
+    });
+}
+
+pub(crate) fn quota_outcome(
+    quota: u64,
+    exit_code: Option<i32>,
+) -> (RunStatus, Option<i32>, String) {
+    (
+        RunStatus::OutputLimit,
+        exit_code,
+        format!("file quota of {quota} bytes exceeded"),
+    )
+}
+
+/// How a trap that is not a limit reads: the interpreter's own crash (Python, JavaScript), or
+/// a native program's fault with the signal it would have died of (C, C++).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Traps {
+    /// A trap is the interpreter's crash: `crash`, no exit code.
+    Interpreter,
+    /// A trap is the program's fault: `error` with a negative, signal-style exit code
+    /// (`abort()` and failed `assert`s -6, memory faults and stack overflow -11, integer
+    /// division by zero -8), as a native program's return code reads.
+    Native,
+}
+
+/// Maps a failed call to a status: an exit, a limit, or a crash.
+pub(crate) fn classify_error(
+    e: &wasmtime::Error,
+    state: Option<&Budget>,
+    traps: Traps,
+) -> (RunStatus, Option<i32>, String) {
+    if let Some(exit) = e.downcast_ref::<I32Exit>() {
+        let status = if exit.0 == 0 {
+            RunStatus::Ok
+        } else {
+            RunStatus::Error
+        };
+        // A MemoryError that killed the program is a memory-limit verdict.
+        if exit.0 != 0 && state.is_some_and(|s| s.memory.hit) {
+            return (
+                RunStatus::MemoryLimit,
+                Some(exit.0),
+                "memory limit reached".into(),
+            );
+        }
+        return (status, Some(exit.0), String::new());
+    }
+    if let Some(state) = state {
+        if state.cpu_exceeded {
+            return (RunStatus::Timeout, None, "time limit reached".into());
+        }
+        if state.quota_exceeded {
+            return quota_outcome(state.file_quota, None);
+        }
+        if state.memory.hit {
+            return (RunStatus::MemoryLimit, None, "memory limit reached".into());
+        }
+    }
+    let text = format!("{e:#}");
+    if text.contains(OUTPUT_LIMIT_MESSAGE) {
+        return (RunStatus::OutputLimit, None, "output limit reached".into());
+    }
+    match (traps, e.downcast_ref::<Trap>()) {
+        (Traps::Native, Some(trap)) => {
+            let (code, what) = match trap {
+                Trap::UnreachableCodeReached => (-6, "aborted (SIGABRT)"),
+                Trap::IntegerDivisionByZero | Trap::IntegerOverflow => {
+                    (-8, "arithmetic fault (SIGFPE)")
+                }
+                Trap::StackOverflow => (-11, "stack overflow (SIGSEGV)"),
+                _ => (-11, "memory fault (SIGSEGV)"),
+            };
+            (
+                RunStatus::Error,
+                Some(code),
+                format!("{what}: {}", first_line(&text)),
+            )
+        }
+        // Unbounded recursion in the program: Python's and JavaScript's own error for it.
+        (Traps::Interpreter, Some(Trap::StackOverflow)) => (
+            RunStatus::Error,
+            Some(1),
+            "maximum call stack size exceeded (the native stack is 8 MiB)".into(),
+        ),
+        _ => (
+            RunStatus::Crash,
+            None,
+            format!("the interpreter trapped: {}", first_line(&text)),
+        ),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// Refuses linear-memory growth past the cap and remembers that it did.
+pub(crate) struct MemoryCap {
+    max_bytes: usize,
+    pub hit: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max_bytes {
+            self.hit = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+/// Total size of the files under `dir` (errors count as zero: the guest may be mid-write).
+pub(crate) fn dir_size(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(meta) if meta.is_dir() => dir_size(&entry.path()),
+            Ok(meta) => meta.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dir_size_counts_nested_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), [0u8; 10]).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/b"), [0u8; 7]).unwrap();
+        assert_eq!(dir_size(dir.path()), 17);
+        assert_eq!(dir_size(&dir.path().join("missing")), 0);
+    }
+}

@@ -1,0 +1,295 @@
+//! Test harnesses: how a code task and a completion become sandbox jobs, and how the
+//! harness's report comes back.
+//!
+//! The guest-side harness is `harness.py` (in this directory), sent with every run so that a
+//! harness change never needs a new runtime snapshot. Every job carries a fresh 128-bit nonce;
+//! the harness prints `\x1egrpo-report <nonce> <json>` on stderr as its very last act, after
+//! the tests ran to the end, and exits at once. The host ignores any report without its nonce,
+//! so early exits (`sys.exit`, `os._exit`, `raise SystemExit`), crashes and forged reports all
+//! read as "the tests did not finish".
+
+use grpo_tasks::{CallCase, CodeTask, CodeTests};
+use serde::{Deserialize, Serialize};
+
+use crate::run::RawRun;
+use grpo_rewards::result::RunResult;
+
+/// The guest harness source.
+pub const HARNESS_PY: &str = include_str!("harness.py");
+
+const REPORT_TAG: &str = "\x1egrpo-report ";
+
+/// What the harness does with the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Mode {
+    /// Run as `__main__`, like `python3 -I file.py`.
+    Script,
+    /// Run the program, then the test code, then `check(entry_point)` when given.
+    Assert,
+    /// Run the program, then call `entry_point(*args)` per case and compare.
+    Call,
+}
+
+/// One sandbox job (everything but the nonce and the seed, added per run).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Job {
+    mode: Mode,
+    program: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    test: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entry_point: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cases: Vec<(Vec<serde_json::Value>, serde_json::Value)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    float_tolerance: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Wire<'a> {
+    seed: u64,
+    harness: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    harness_code: Option<&'a str>,
+    nonce: &'a str,
+    #[serde(flatten)]
+    job: &'a Job,
+}
+
+/// Loads the harness from its compiled form. Compiling `harness.py` costs the guest more than
+/// running a typical test, so the sandbox compiles it once (in the sandbox itself, so the
+/// bytecode matches the interpreter exactly) and sends `marshal` bytes with every run.
+const HARNESS_LOADER: &str = "def main(job):\n    import marshal\n    namespace = {'__name__': '__grpo_harness__'}\n    exec(marshal.loads(bytes.fromhex(job.pop('harness_code'))), namespace)\n    namespace['main'](job)\n";
+
+/// The program that prints the harness's compiled form (hex of `marshal.dumps`); its stdin
+/// is the harness source.
+pub(crate) const COMPILE_HARNESS: &str = "import marshal, sys\nsource = sys.stdin.read()\nsys.stdout.write(marshal.dumps(compile(source, '<harness>', 'exec')).hex())\n";
+
+impl Job {
+    /// A plain script run.
+    pub(crate) fn script(program: &str) -> Job {
+        Job {
+            mode: Mode::Script,
+            program: program.to_owned(),
+            test: None,
+            entry_point: None,
+            cases: Vec::new(),
+            float_tolerance: None,
+        }
+    }
+
+    /// An assert-style job: `program`, then `test`, then `check(entry_point)` when given.
+    pub(crate) fn assert(program: String, test: &str, entry_point: Option<&str>) -> Job {
+        Job {
+            mode: Mode::Assert,
+            program,
+            test: Some(test.to_owned()),
+            entry_point: entry_point.map(str::to_owned),
+            cases: Vec::new(),
+            float_tolerance: None,
+        }
+    }
+
+    /// A call job: `entry_point(*args) == expected` for each case, in one run.
+    pub(crate) fn call(
+        program: String,
+        entry_point: &str,
+        cases: &[CallCase],
+        float_tolerance: Option<f64>,
+    ) -> Job {
+        Job {
+            mode: Mode::Call,
+            program,
+            test: None,
+            entry_point: Some(entry_point.to_owned()),
+            cases: cases
+                .iter()
+                .map(|c| (c.args.clone(), c.expected.clone()))
+                .collect(),
+            float_tolerance,
+        }
+    }
+
+    /// The bytes fed to the guest's stdin: `<len>\n<job json>` followed by the program's stdin.
+    /// With `compiled` (hex of the marshalled harness) the guest skips compiling the harness.
+    pub(crate) fn encode(&self, nonce: &str, stdin: &[u8], compiled: Option<&str>) -> Vec<u8> {
+        let harness = if compiled.is_some() {
+            HARNESS_LOADER
+        } else {
+            HARNESS_PY
+        };
+        let wire = Wire {
+            seed: rand::random::<u64>() >> 1,
+            harness,
+            harness_code: compiled,
+            nonce,
+            job: self,
+        };
+        // Serialising plain strings and JSON values cannot fail.
+        let json = serde_json::to_vec(&wire).unwrap_or_default();
+        let mut bytes = Vec::with_capacity(json.len() + stdin.len() + 16);
+        bytes.extend_from_slice(format!("{}\n", json.len()).as_bytes());
+        bytes.extend_from_slice(&json);
+        bytes.extend_from_slice(stdin);
+        bytes
+    }
+}
+
+/// The jobs that test `program` against `task`, with the stdin of each.
+pub(crate) fn jobs_for(task: &CodeTask, program: String) -> Vec<(Job, Vec<u8>)> {
+    match &task.tests {
+        CodeTests::Assert(t) => vec![(
+            Job::assert(program, &t.code, t.entry_point.as_deref()),
+            Vec::new(),
+        )],
+        CodeTests::Call(t) => vec![(
+            Job::call(program, &t.entry_point, &t.cases, t.float_tolerance),
+            Vec::new(),
+        )],
+        CodeTests::Stdio(t) => t
+            .cases
+            .iter()
+            .map(|case| (Job::script(&program), case.stdin.as_bytes().to_vec()))
+            .collect(),
+    }
+}
+
+/// A fresh 128-bit nonce, hex.
+pub(crate) fn nonce() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// What the harness reported.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct Report {
+    /// The script's exit code (script mode).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Per-case outcomes (assert and call modes).
+    #[serde(default)]
+    pub cases: Vec<CaseReport>,
+    /// Guarded module attributes the program replaced.
+    #[serde(default)]
+    pub tampered: Vec<String>,
+}
+
+/// One case's outcome as the harness saw it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct CaseReport {
+    pub passed: bool,
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// Takes the nonce-bearing report line out of stderr and builds the run result.
+pub(crate) fn finish(raw: RawRun, nonce: &str) -> (RunResult, Option<Report>) {
+    let mut stderr = raw.stderr;
+    let tag = format!("\n{REPORT_TAG}{nonce} ");
+    let mut report = None;
+    if let Some(start) = rfind(&stderr, tag.as_bytes()) {
+        let body_start = start + tag.len();
+        let end = stderr[body_start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(stderr.len(), |p| body_start + p);
+        match serde_json::from_slice::<Report>(&stderr[body_start..end]) {
+            Ok(r) => report = Some(r),
+            Err(e) => tracing::warn!(error = %e, "unreadable harness report"),
+        }
+        let after = (end + 1).min(stderr.len());
+        stderr.drain(start..after);
+    }
+    // WASI's `exit` carries only success or failure; the harness reports the real code.
+    let exit_code = match (&report, raw.exit_code) {
+        (
+            Some(Report {
+                exit_code: Some(code),
+                ..
+            }),
+            Some(_),
+        ) => Some(*code),
+        _ => raw.exit_code,
+    };
+    let result = RunResult {
+        status: raw.status,
+        exit_code,
+        stdout: String::from_utf8_lossy(&raw.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        duration_ms: raw.duration_ms,
+        truncated: raw.truncated,
+    };
+    (result, report)
+}
+
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.len() > haystack.len() {
+        return None;
+    }
+    (0..=haystack.len() - needle.len())
+        .rev()
+        .find(|&i| &haystack[i..i + needle.len()] == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grpo_rewards::result::RunStatus;
+
+    fn raw(stderr: &str) -> RawRun {
+        RawRun {
+            status: RunStatus::Ok,
+            exit_code: Some(0),
+            stdout: Vec::new(),
+            stderr: stderr.as_bytes().to_vec(),
+            duration_ms: 1.0,
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn report_with_the_nonce_is_taken_out_of_stderr() {
+        let stderr = "warn\n\x1egrpo-report abc {\"cases\":[{\"passed\":true,\"reason\":\"\"}]}\n";
+        let (run, report) = finish(raw(stderr), "abc");
+        assert_eq!(run.stderr, "warn");
+        assert_eq!(
+            report.unwrap().cases,
+            vec![CaseReport {
+                passed: true,
+                reason: String::new()
+            }]
+        );
+    }
+
+    #[test]
+    fn forged_reports_are_ignored() {
+        for stderr in [
+            "\n\x1egrpo-report 000 {\"cases\":[{\"passed\":true}]}\n",
+            "\x1egrpo-report abc {\"cases\":[{\"passed\":true}]}\n", // no newline before: not ours
+            "\n\x1egrpo-report abcd {\"cases\":[{\"passed\":true}]}\n",
+            "PASSED\nall tests passed\n",
+        ] {
+            let (run, report) = finish(raw(stderr), "abc");
+            assert!(report.is_none(), "{stderr:?}");
+            assert_eq!(run.stderr, stderr);
+        }
+    }
+
+    #[test]
+    fn encoded_job_starts_with_its_length() {
+        let bytes = Job::script("print(1)").encode("n", b"in", None);
+        let text = String::from_utf8(bytes).unwrap();
+        let (len, rest) = text.split_once('\n').unwrap();
+        let len: usize = len.parse().unwrap();
+        let job: serde_json::Value = serde_json::from_str(&rest[..len]).unwrap();
+        assert_eq!(job["mode"], "script");
+        assert_eq!(job["nonce"], "n");
+        assert_eq!(&rest[len..], "in");
+    }
+
+    #[test]
+    fn nonces_differ() {
+        assert_ne!(nonce(), nonce());
+        assert_eq!(nonce().len(), 32);
+    }
+}

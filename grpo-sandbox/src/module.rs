@@ -1,0 +1,141 @@
+//! Running WASIp1 core modules: QuickJS-NG (JavaScript, and TypeScript once its types are
+//! stripped) and C and C++ programs compiled to `wasm32-wasi`.
+//!
+//! A run takes the one run path ([`run`](crate::run)) a Python run takes: a fresh instance
+//! (the pooling allocator maps the module's memory image copy-on-write), its own empty
+//! directory as the only file system (preopened as `/` and as `/tmp`, and the current
+//! directory), an empty environment, no sockets, stdin from memory, capped stdout and stderr,
+//! and the same [`Budget`] of CPU ticks, memory and files.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use grpo_rewards::code::limits::Limits;
+use wasmtime::{Instance, InstancePre, Linker, Module, Store};
+use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::p1::WasiP1Ctx;
+
+use crate::budget::{Budget, HasBudget, Traps};
+use crate::error::{Result, SandboxError};
+use crate::files::JobFiles;
+use crate::js;
+use crate::run::RawRun;
+use crate::run::{self, Exit, Guest};
+
+/// A store's state for a core module.
+pub(crate) struct P1State {
+    pub wasi: WasiP1Ctx,
+    pub budget: Budget,
+}
+
+impl HasBudget for P1State {
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
+    }
+}
+
+/// The linker every core module is instantiated with: WASIp1 and nothing else.
+pub(crate) fn linker(engine: &wasmtime::Engine) -> Result<Linker<P1State>> {
+    let mut linker = Linker::<P1State>::new(engine);
+    wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut P1State| &mut s.wasi).map_err(
+        |e| SandboxError::Engine {
+            reason: format!("{e:#}"),
+        },
+    )?;
+    Ok(linker)
+}
+
+/// Compiles a module and resolves its imports.
+pub(crate) fn prepare(linker: &Linker<P1State>, module: &Module) -> Result<InstancePre<P1State>> {
+    linker
+        .instantiate_pre(module)
+        .map_err(|e| SandboxError::Engine {
+            reason: format!("linking the module: {e:#}"),
+        })
+}
+
+/// What to do with a fresh instance.
+pub(crate) enum Entry<'a> {
+    /// A command module: call `_start` (C, C++).
+    Command,
+    /// The QuickJS reactor: evaluate the Node.js prelude, then `program` as `filename`.
+    QuickJs { program: &'a str, filename: &'a str },
+}
+
+/// A core module and what to do with its instance: its run directory is the whole file
+/// system (`/`, `/tmp` and the current directory all name it; wasi-libc resolves a path
+/// against the longest matching preopen).
+pub(crate) struct ModuleGuest<'a> {
+    pub pre: &'a InstancePre<P1State>,
+    pub entry: Entry<'a>,
+}
+
+impl Guest for ModuleGuest<'_> {
+    type State = P1State;
+    type Instance = Instance;
+
+    fn name(&self) -> &str {
+        match self.entry {
+            Entry::Command => "main",
+            Entry::QuickJs { .. } => "qjs",
+        }
+    }
+
+    fn mounts(&self) -> &'static [&'static str] {
+        &["/", "/tmp", "."]
+    }
+
+    fn traps(&self) -> Traps {
+        match self.entry {
+            Entry::Command => Traps::Native,
+            Entry::QuickJs { .. } => Traps::Interpreter,
+        }
+    }
+
+    fn state(&self, mut builder: WasiCtxBuilder, budget: Budget) -> P1State {
+        P1State {
+            wasi: builder.build_p1(),
+            budget,
+        }
+    }
+
+    fn instantiate<'a>(
+        &'a self,
+        store: &'a mut Store<P1State>,
+    ) -> impl Future<Output = wasmtime::Result<Instance>> + Send + 'a {
+        self.pre.instantiate_async(store)
+    }
+
+    async fn call(&self, store: &mut Store<P1State>, instance: Instance) -> wasmtime::Result<Exit> {
+        run_entry(store, &instance, &self.entry).await?;
+        Ok(Exit::Success)
+    }
+}
+
+/// Runs one instance of `pre` to the end under `limits`.
+pub(crate) async fn execute(
+    engine: &wasmtime::Engine,
+    pre: &InstancePre<P1State>,
+    entry: Entry<'_>,
+    stdin: &[u8],
+    limits: &Limits,
+    files: &JobFiles,
+    temp_root: &std::path::Path,
+) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
+    let guest = ModuleGuest { pre, entry };
+    run::run(engine, &guest, stdin.to_vec(), limits, files, temp_root).await
+}
+
+async fn run_entry(
+    store: &mut Store<P1State>,
+    instance: &Instance,
+    entry: &Entry<'_>,
+) -> wasmtime::Result<()> {
+    match entry {
+        Entry::Command => {
+            let start = instance.get_typed_func::<(), ()>(&mut *store, "_start")?;
+            start.call_async(&mut *store, ()).await
+        }
+        Entry::QuickJs { program, filename } => js::drive(store, instance, program, filename).await,
+    }
+}

@@ -1,0 +1,213 @@
+//! The one run path every guest takes: Python (a WASIp2 component), QuickJS and compiled C and
+//! C++ programs (WASIp1 core modules).
+//!
+//! A run gets a fresh empty directory (the files asked for placed in it first), capped stdout
+//! and stderr, stdin from memory, an empty environment, no sockets, a random seed of its own,
+//! a [`Budget`] of CPU ticks, memory and files armed on a fresh store, and a wall clock. What
+//! differs between guests is small and lives in their [`Guest`] impls: the argument vector,
+//! where the run directory is mounted, the host state the store holds (WASIp2's context and
+//! resource table, or WASIp1's context), how a trap is read, and the call that runs them.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use grpo_rewards::code::limits::Limits;
+use grpo_rewards::result::{RunResult, RunStatus};
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::p2::pipe::MemoryInputPipe;
+use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
+
+use crate::budget::{self, Budget, HasBudget, Traps};
+use crate::error::{Result, SandboxError};
+use crate::files::{self, JobFiles};
+use crate::pipe::CappedPipe;
+
+/// How a guest's call returned (a trap or `exit(n)` is an `Err` of the call instead).
+pub(crate) enum Exit {
+    /// The program finished: exit code 0.
+    Success,
+    /// The program reported failure without a code (CPython's uncaught exception): exit 1.
+    Failure,
+}
+
+/// One kind of guest: what the run path needs to know of it.
+pub(crate) trait Guest {
+    /// The store's host state.
+    type State: HasBudget;
+    /// A live instance, between instantiation and the call.
+    type Instance: Send;
+    /// `argv[0]`.
+    fn name(&self) -> &str;
+    /// Where the run directory is mounted in the guest.
+    fn mounts(&self) -> &'static [&'static str];
+    /// How a trap is read: the interpreter's crash, or the compiled program's fault.
+    fn traps(&self) -> Traps;
+    /// The store's state from the configured context and the run's budget.
+    fn state(&self, builder: WasiCtxBuilder, budget: Budget) -> Self::State;
+    /// A fresh instance of the guest in `store`.
+    fn instantiate<'a>(
+        &'a self,
+        store: &'a mut Store<Self::State>,
+    ) -> impl Future<Output = wasmtime::Result<Self::Instance>> + Send + 'a;
+    /// Runs `instance` to the end.
+    fn call<'a>(
+        &'a self,
+        store: &'a mut Store<Self::State>,
+        instance: Self::Instance,
+    ) -> impl Future<Output = wasmtime::Result<Exit>> + Send + 'a;
+}
+
+/// Runs `guest` once under `limits`, with `files` placed in its directory before the run and
+/// `files.fetch` read back after it.
+pub(crate) async fn run<G: Guest + Sync>(
+    engine: &Engine,
+    guest: &G,
+    stdin: Vec<u8>,
+    limits: &Limits,
+    files: &JobFiles,
+    temp_root: &Path,
+) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
+    let started = Instant::now();
+    let workdir = tempfile::Builder::new()
+        .prefix("grpo-sandbox-")
+        .tempdir_in(temp_root)
+        .map_err(|source| SandboxError::Io {
+            path: temp_root.to_path_buf(),
+            source,
+        })?;
+    files::place(workdir.path(), files).map_err(|source| SandboxError::Io {
+        path: workdir.path().to_path_buf(),
+        source,
+    })?;
+    let stdout = CappedPipe::new(limits.output_bytes);
+    let stderr = CappedPipe::new(limits.output_bytes);
+    let mut builder = WasiCtxBuilder::new();
+    builder
+        .stdin(MemoryInputPipe::new(stdin))
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .args(&[guest.name()])
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
+        .insecure_random_seed(rand::random::<u128>());
+    for mount in guest.mounts() {
+        builder
+            .preopened_dir(workdir.path(), mount, FsPerms::ReadWrite)
+            .map_err(|e| SandboxError::Io {
+                path: workdir.path().to_path_buf(),
+                source: std::io::Error::other(e),
+            })?;
+    }
+    let state = guest.state(builder, Budget::new(limits, workdir.path()));
+    let mut store = Store::new(engine, state);
+    budget::arm(&mut store);
+
+    let wall = Duration::from_millis(limits.wall_limit_ms());
+    let traps = guest.traps();
+    // An instance that cannot start is read without the budget (it never ran); a call that
+    // fails is read with it (a limit may be why).
+    let outcome = tokio::time::timeout(wall, async {
+        let instance = guest.instantiate(&mut store).await?;
+        Ok::<_, wasmtime::Error>(guest.call(&mut store, instance).await)
+    })
+    .await;
+    let budget = store.data_mut().budget();
+    let over_quota = budget.over_quota();
+    let ended = match outcome {
+        Err(_elapsed) => (
+            RunStatus::Timeout,
+            None,
+            format!("wall-clock limit of {} ms", wall.as_millis()),
+        ),
+        Ok(Err(e)) => budget::classify_error(&e, None, traps),
+        Ok(Ok(called)) => match called {
+            Ok(Exit::Success) if over_quota => budget::quota_outcome(budget.file_quota, Some(0)),
+            Ok(Exit::Success) => (RunStatus::Ok, Some(0), String::new()),
+            Ok(Exit::Failure) => (RunStatus::Error, Some(1), String::new()),
+            Err(e) if over_quota && e.downcast_ref::<I32Exit>().is_none() => {
+                budget::quota_outcome(budget.file_quota, None)
+            }
+            Err(e) => budget::classify_error(&e, Some(budget), traps),
+        },
+    };
+    Ok(conclude(
+        ended,
+        &stdout,
+        &stderr,
+        started,
+        workdir.path(),
+        files,
+        limits,
+    ))
+}
+
+/// Turns how a run ended into its raw result: a cut stream is never `ok`, a stopped run gets a
+/// `[sandbox] …` line on stderr, and the files asked for are fetched.
+fn conclude(
+    (status, exit_code, detail): (RunStatus, Option<i32>, String),
+    stdout: &CappedPipe,
+    stderr: &CappedPipe,
+    started: Instant,
+    workdir: &Path,
+    files: &JobFiles,
+    limits: &Limits,
+) -> (RawRun, BTreeMap<String, Vec<u8>>) {
+    let truncated = stdout.truncated() || stderr.truncated();
+    // A cut stream is never `ok`; the cap is the cause when the guest stopped on its write.
+    let status = if truncated && !matches!(status, RunStatus::Timeout | RunStatus::MemoryLimit) {
+        RunStatus::OutputLimit
+    } else {
+        status
+    };
+    let mut stderr_bytes = stderr.contents();
+    if !detail.is_empty() {
+        tracing::debug!(%detail, ?status, "sandboxed run stopped");
+    }
+    if status != RunStatus::Ok && !detail.is_empty() {
+        stderr_bytes.extend_from_slice(format!("\n[sandbox] {detail}\n").as_bytes());
+    }
+    let fetched = if files.fetch.is_empty() {
+        BTreeMap::new()
+    } else {
+        files::fetch(workdir, &files.fetch, limits.output_bytes as u64)
+    };
+    (
+        RawRun {
+            status,
+            exit_code,
+            stdout: stdout.contents(),
+            stderr: stderr_bytes,
+            duration_ms: started.elapsed().as_secs_f64() * 1e3,
+            truncated,
+        },
+        fetched,
+    )
+}
+
+/// One run's raw outcome, before the harness report is taken out of stderr.
+#[derive(Debug)]
+pub(crate) struct RawRun {
+    pub status: RunStatus,
+    pub exit_code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub duration_ms: f64,
+    pub truncated: bool,
+}
+
+impl RawRun {
+    /// The run result of a program that has no harness around it.
+    pub(crate) fn into_result(self) -> RunResult {
+        RunResult {
+            status: self.status,
+            exit_code: self.exit_code,
+            stdout: String::from_utf8_lossy(&self.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&self.stderr).into_owned(),
+            duration_ms: self.duration_ms,
+            truncated: self.truncated,
+        }
+    }
+}

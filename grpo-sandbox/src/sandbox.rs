@@ -1,0 +1,604 @@
+//! The sandbox: one wasmtime engine and the compiled Python runtime, shared by every run.
+//!
+//! Each run gets a fresh instance of the snapshotted interpreter (a copy-on-write view of the
+//! snapshot's memory), a fresh empty temporary directory mounted at `/tmp` as its only file
+//! system, an empty environment, no sockets, stdin from memory, and capped stdout/stderr.
+//! Limits are enforced by the host:
+//!
+//! - time in wasm: epoch interruption, one tick every [`TICK`]; the deadline callback counts
+//!   ticks and stops the guest when `time_limit_ms` is spent;
+//! - wall clock: the call runs under a tokio timeout; the async WASI bindings mean a guest
+//!   blocked in `time.sleep` or a poll is a pending future that the timeout drops;
+//! - memory: a resource limiter refuses `memory.grow` past `memory_mb` (Python raises
+//!   `MemoryError`);
+//! - output: stdout and stderr keep at most `output_bytes` each; the write that crosses the
+//!   cap ends the run with `output_limit`;
+//! - files: the deadline callback measures the temporary directory and stops the run when it
+//!   holds more than `file_quota_bytes` (checked every tick and once at the end).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::Semaphore;
+use wasmtime::component::{Linker, ResourceTable};
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::p2::bindings::{Command, CommandPre};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+pub use crate::budget::TICK;
+use crate::budget::{Budget, HasBudget, Traps};
+use crate::error::{Result, SandboxError};
+use crate::files::JobFiles;
+use crate::harness::{self, Job};
+use crate::module::{self, Entry, P1State};
+use crate::run::RawRun;
+use crate::run::{self, Exit, Guest};
+use crate::runtime::{self, EngineOptions};
+use grpo_rewards::code::limits::Limits;
+use grpo_rewards::result::{RunResult, RunStatus};
+
+/// The compiled Python runtime, ready to run programs. Cheap to clone; share one per process.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), grpo_sandbox::SandboxError> {
+/// use grpo_sandbox::{Limits, Sandbox};
+/// let sandbox = Sandbox::shared()?;
+/// let run = sandbox.run("print(6 * 7)", b"", &Limits::default()).await?;
+/// assert_eq!(run.stdout, "42\n");
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    pre: CommandPre<HostState>,
+    permits: Arc<Semaphore>,
+    concurrency: usize,
+    /// The harness, compiled by the guest on first use (hex of its `marshal` bytes).
+    compiled_harness: tokio::sync::OnceCell<Option<String>>,
+    /// Where run directories go (`None`: the system's temporary directory).
+    temp_root: Option<PathBuf>,
+    /// Programs started so far.
+    runs: std::sync::atomic::AtomicU64,
+    /// The interpreter's version, asked of the guest on first use.
+    python_version: tokio::sync::OnceCell<String>,
+    /// WASIp1, for the core-module languages.
+    p1_linker: wasmtime::Linker<P1State>,
+    /// Where compiled core modules are cached on disk (`None`: no cache).
+    cache_dir: Option<PathBuf>,
+    /// QuickJS-NG, compiled and linked on first use, and its version.
+    quickjs: tokio::sync::OnceCell<(wasmtime::InstancePre<P1State>, String)>,
+    /// Linked C and C++ modules by hash.
+    modules: crate::languages::ModuleCache,
+    /// The C/C++ compiler, when one was set; else the process-wide one.
+    compiler: OnceLock<crate::cc::Compiler>,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("concurrency", &self.inner.concurrency)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a [`Sandbox`] is built.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SandboxOptions {
+    /// Engine and cache settings.
+    pub engine: EngineOptions,
+    /// How many programs run at once (default: the number of cores).
+    pub concurrency: usize,
+    /// Where each run's empty `/tmp` directory is created (default: the system's temporary
+    /// directory). A directory that cannot be written makes every run a sandbox fault.
+    pub temp_root: Option<PathBuf>,
+}
+
+impl Default for SandboxOptions {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        SandboxOptions {
+            engine: EngineOptions::default(),
+            concurrency: cores,
+            temp_root: None,
+        }
+    }
+}
+
+impl Sandbox {
+    /// Builds a sandbox: the engine, the compiled runtime (from the disk cache when possible)
+    /// and the epoch ticker.
+    pub fn new(options: &SandboxOptions) -> Result<Sandbox> {
+        let engine = runtime::build_engine(&options.engine)?;
+        let component = runtime::load_component(&engine, options.engine.cache_dir.as_deref())?;
+        let mut linker = Linker::<HostState>::new(&engine);
+        let engine_err = |e: wasmtime::Error| SandboxError::Engine {
+            reason: format!("{e:#}"),
+        };
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(engine_err)?;
+        let pre = CommandPre::new(linker.instantiate_pre(&component).map_err(engine_err)?)
+            .map_err(engine_err)?;
+        let p1_linker = module::linker(&engine)?;
+        start_ticker(&engine);
+        let concurrency = options.concurrency.max(1);
+        Ok(Sandbox {
+            inner: Arc::new(Inner {
+                engine,
+                pre,
+                permits: Arc::new(Semaphore::new(concurrency)),
+                concurrency,
+                compiled_harness: tokio::sync::OnceCell::new(),
+                temp_root: options.temp_root.clone(),
+                runs: std::sync::atomic::AtomicU64::new(0),
+                python_version: tokio::sync::OnceCell::new(),
+                p1_linker,
+                cache_dir: options.engine.cache_dir.clone(),
+                quickjs: tokio::sync::OnceCell::new(),
+                modules: Default::default(),
+                compiler: OnceLock::new(),
+            }),
+        })
+    }
+
+    /// The process-wide sandbox with default options, built on first use.
+    pub fn shared() -> Result<Sandbox> {
+        static SHARED: OnceLock<Sandbox> = OnceLock::new();
+        if let Some(sandbox) = SHARED.get() {
+            return Ok(sandbox.clone());
+        }
+        let sandbox = Sandbox::new(&SandboxOptions::default())?;
+        Ok(SHARED.get_or_init(|| sandbox).clone())
+    }
+
+    /// How many programs this sandbox has started (its harness compile included), for
+    /// throughput figures.
+    pub fn runs_started(&self) -> u64 {
+        self.inner.runs.load(Ordering::Relaxed)
+    }
+
+    /// The version of the interpreter inside the sandbox (`3.14.0`), asked of the guest once.
+    pub async fn python_version(&self) -> Result<String> {
+        self.inner
+            .python_version
+            .get_or_try_init(|| async {
+                let program = "import sys\nprint('%d.%d.%d' % sys.version_info[:3])";
+                let run = self.run(program, b"", &Limits::default()).await?;
+                let version = run.stdout.trim().to_owned();
+                if run.status != RunStatus::Ok || version.is_empty() {
+                    return Err(SandboxError::Engine {
+                        reason: format!(
+                            "could not ask the interpreter its version: {}",
+                            run.stderr
+                        ),
+                    });
+                }
+                Ok(version)
+            })
+            .await
+            .cloned()
+    }
+
+    /// How many programs this sandbox runs at once.
+    pub fn concurrency(&self) -> usize {
+        self.inner.concurrency
+    }
+
+    /// Runs `program` as a script (`__name__ == "__main__"`) with `stdin`, like `python3 -I`:
+    /// an uncaught exception prints its traceback and exits 1, `sys.exit(n)` exits `n`.
+    pub async fn run(&self, program: &str, stdin: &[u8], limits: &Limits) -> Result<RunResult> {
+        let job = Job::script(program);
+        Ok(self.execute(&job, stdin, limits).await?.0)
+    }
+
+    /// [`Sandbox::run`] with `files` placed in the program's working directory first (its
+    /// `/tmp` and current directory); returns the files of `files.fetch` as they are after the
+    /// run (missing ones, links and non-regular files left out, at most the output cap in all).
+    /// Placed files count toward the run's file quota.
+    pub async fn run_with_files(
+        &self,
+        program: &str,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
+        check_quota(files, limits)?;
+        let job = Job::script(program);
+        let (run, _, fetched) = self.execute_with(&job, stdin, limits, files).await?;
+        Ok((run, fetched))
+    }
+
+    /// [`Sandbox::run`] for callers without an async runtime. Must not be called from inside
+    /// one (it blocks on a process-wide runtime).
+    pub fn run_blocking(&self, program: &str, stdin: &[u8], limits: &Limits) -> Result<RunResult> {
+        blocking_runtime()?.block_on(self.run(program, stdin, limits))
+    }
+
+    /// Runs many programs concurrently (at most [`Sandbox::concurrency`] at a time, spread over
+    /// the runtime's worker threads); results come back in input order.
+    pub async fn run_batch(
+        &self,
+        programs: Vec<(String, Vec<u8>)>,
+        limits: &Limits,
+    ) -> Vec<Result<RunResult>> {
+        let handles: Vec<_> = programs
+            .into_iter()
+            .map(|(program, stdin)| {
+                let sandbox = self.clone();
+                let limits = limits.clone();
+                tokio::spawn(async move { sandbox.run(&program, &stdin, &limits).await })
+            })
+            .collect();
+        let mut results = Vec::with_capacity(handles.len());
+        for handle in handles {
+            results.push(handle.await.unwrap_or_else(|e| {
+                Err(SandboxError::Engine {
+                    reason: format!("run task: {e}"),
+                })
+            }));
+        }
+        results
+    }
+
+    /// QuickJS-NG, compiled (through the disk cache) and linked on first use, and its version.
+    async fn quickjs(&self) -> Result<&(wasmtime::InstancePre<P1State>, String)> {
+        self.inner
+            .quickjs
+            .get_or_try_init(|| async {
+                let engine = self.inner.engine.clone();
+                let cache_dir = self.inner.cache_dir.clone();
+                let compiled = tokio::task::spawn_blocking(move || {
+                    let wasm = crate::js::quickjs_wasm()?;
+                    let wasm = crate::js::widen_stack(&wasm, crate::js::STACK_PAGES)
+                        .map_err(|reason| SandboxError::Engine { reason })?;
+                    runtime::load_module(&engine, "quickjs", &wasm, cache_dir.as_deref())
+                })
+                .await
+                .map_err(|e| SandboxError::Engine {
+                    reason: format!("compiling QuickJS: {e}"),
+                })??;
+                let pre = module::prepare(&self.inner.p1_linker, &compiled)?;
+                let mut store = wasmtime::Store::new(
+                    &self.inner.engine,
+                    P1State {
+                        wasi: wasmtime_wasi::WasiCtxBuilder::new().build_p1(),
+                        budget: Budget::new(&Limits::default(), Path::new("/nonexistent")),
+                    },
+                );
+                store.set_epoch_deadline(u64::MAX / 2);
+                let version = async {
+                    let instance = pre.instantiate_async(&mut store).await?;
+                    crate::js::version(&mut store, &instance).await
+                }
+                .await
+                .map_err(|e| SandboxError::Engine {
+                    reason: format!("starting QuickJS: {e:#}"),
+                })?;
+                Ok((pre, version))
+            })
+            .await
+    }
+
+    /// The QuickJS-NG version the JavaScript and TypeScript runs use (`0.10.1`).
+    pub async fn quickjs_version(&self) -> Result<String> {
+        Ok(self.quickjs().await?.1.clone())
+    }
+
+    /// Runs a JavaScript program like `node main.js` (see `js_prelude.js` for the Node.js
+    /// surface there is), with `files` placed in its directory first and `files.fetch` read
+    /// back after.
+    pub async fn run_javascript(
+        &self,
+        program: &str,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
+        limits.validate()?;
+        check_quota(files, limits)?;
+        let (pre, _) = self.quickjs().await?;
+        let _permit = self.permit().await?;
+        self.inner.runs.fetch_add(1, Ordering::Relaxed);
+        let entry = Entry::QuickJs {
+            program,
+            filename: "main.js",
+        };
+        let (raw, fetched) = module::execute(
+            &self.inner.engine,
+            pre,
+            entry,
+            stdin,
+            limits,
+            files,
+            &self.temp_root(),
+        )
+        .await?;
+        Ok((raw.into_result(), fetched))
+    }
+
+    /// Runs a compiled `wasm32-wasi` command module (a C or C++ program).
+    pub(crate) async fn run_command_module(
+        &self,
+        pre: &wasmtime::InstancePre<P1State>,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
+        limits.validate()?;
+        check_quota(files, limits)?;
+        let _permit = self.permit().await?;
+        self.inner.runs.fetch_add(1, Ordering::Relaxed);
+        let (raw, fetched) = module::execute(
+            &self.inner.engine,
+            pre,
+            Entry::Command,
+            stdin,
+            limits,
+            files,
+            &self.temp_root(),
+        )
+        .await?;
+        Ok((raw.into_result(), fetched))
+    }
+
+    /// Compiles a core module (not cached) and links it.
+    pub(crate) fn prepare_module(&self, wasm: &[u8]) -> Result<wasmtime::InstancePre<P1State>> {
+        let compiled =
+            wasmtime::Module::new(&self.inner.engine, wasm).map_err(|e| SandboxError::Engine {
+                reason: format!("compiling the module: {e:#}"),
+            })?;
+        module::prepare(&self.inner.p1_linker, &compiled)
+    }
+
+    pub(crate) fn modules(&self) -> &crate::languages::ModuleCache {
+        &self.inner.modules
+    }
+
+    /// Uses `compiler` for C and C++ (instead of the process-wide one). Only the first call
+    /// on a sandbox (or its clones) takes effect; returns whether this one did.
+    pub fn with_compiler(&self, compiler: crate::cc::Compiler) -> bool {
+        self.inner.compiler.set(compiler).is_ok()
+    }
+
+    pub(crate) fn configured_compiler(&self) -> Option<crate::cc::Compiler> {
+        self.inner.compiler.get().cloned()
+    }
+
+    async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        self.inner
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| SandboxError::Engine {
+                reason: format!("sandbox closed: {e}"),
+            })
+    }
+
+    fn temp_root(&self) -> PathBuf {
+        self.inner
+            .temp_root
+            .clone()
+            .unwrap_or_else(std::env::temp_dir)
+    }
+
+    /// Runs one harness job; returns the run result (harness report line removed from stderr)
+    /// and the harness report when the harness finished.
+    pub(crate) async fn execute(
+        &self,
+        job: &Job,
+        stdin: &[u8],
+        limits: &Limits,
+    ) -> Result<(RunResult, Option<harness::Report>)> {
+        let (run, report, _) = self
+            .execute_with(job, stdin, limits, &JobFiles::default())
+            .await?;
+        Ok((run, report))
+    }
+
+    /// [`Sandbox::execute`] with files placed before the run and fetched after it.
+    async fn execute_with(
+        &self,
+        job: &Job,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(
+        RunResult,
+        Option<harness::Report>,
+        BTreeMap<String, Vec<u8>>,
+    )> {
+        limits.validate()?;
+        let _permit = self
+            .inner
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| SandboxError::Engine {
+                reason: format!("sandbox closed: {e}"),
+            })?;
+        let compiled = self
+            .inner
+            .compiled_harness
+            .get_or_try_init(|| self.compile_harness())
+            .await?;
+        let nonce = harness::nonce();
+        let input = job.encode(&nonce, stdin, compiled.as_deref());
+        let (raw, fetched) = self.execute_raw(input, limits, files).await?;
+        let (run, report) = harness::finish(raw, &nonce);
+        Ok((run, report, fetched))
+    }
+
+    /// Has the guest compile the harness; `None` (send the source each time) if that fails.
+    async fn compile_harness(&self) -> Result<Option<String>> {
+        let nonce = harness::nonce();
+        let input = Job::script(harness::COMPILE_HARNESS).encode(
+            &nonce,
+            harness::HARNESS_PY.as_bytes(),
+            None,
+        );
+        let limits = Limits {
+            output_bytes: 16 << 20,
+            ..Limits::default()
+        };
+        let (raw, _) = self
+            .execute_raw(input, &limits, &JobFiles::default())
+            .await?;
+        let (run, _) = harness::finish(raw, &nonce);
+        let hex = run.stdout.trim();
+        if run.status == RunStatus::Ok
+            && !hex.is_empty()
+            && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        {
+            tracing::debug!(bytes = hex.len() / 2, "compiled the harness");
+            Ok(Some(hex.to_owned()))
+        } else {
+            tracing::warn!(status = ?run.status, stderr = %run.stderr, "could not compile the harness; sending source");
+            Ok(None)
+        }
+    }
+
+    async fn execute_raw(
+        &self,
+        input: Vec<u8>,
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
+        self.inner.runs.fetch_add(1, Ordering::Relaxed);
+        let guest = PythonGuest {
+            pre: &self.inner.pre,
+        };
+        run::run(
+            &self.inner.engine,
+            &guest,
+            input,
+            limits,
+            files,
+            &self.temp_root(),
+        )
+        .await
+    }
+}
+
+/// CPython, a WASIp2 command component: its run directory is its `/tmp`, nothing else.
+struct PythonGuest<'a> {
+    pre: &'a CommandPre<HostState>,
+}
+
+impl Guest for PythonGuest<'_> {
+    type State = HostState;
+    type Instance = Command;
+
+    fn name(&self) -> &str {
+        "python"
+    }
+
+    fn mounts(&self) -> &'static [&'static str] {
+        &["/tmp"]
+    }
+
+    fn traps(&self) -> Traps {
+        Traps::Interpreter
+    }
+
+    fn state(&self, mut builder: WasiCtxBuilder, budget: Budget) -> HostState {
+        HostState {
+            ctx: builder.build(),
+            table: ResourceTable::new(),
+            budget,
+        }
+    }
+
+    fn instantiate<'a>(
+        &'a self,
+        store: &'a mut Store<HostState>,
+    ) -> impl Future<Output = wasmtime::Result<Command>> + Send + 'a {
+        self.pre.instantiate_async(store)
+    }
+
+    async fn call(&self, store: &mut Store<HostState>, command: Command) -> wasmtime::Result<Exit> {
+        Ok(match command.wasi_cli_run().call_run(store).await? {
+            Ok(()) => Exit::Success,
+            Err(()) => Exit::Failure,
+        })
+    }
+}
+
+/// Refuses files that alone exceed the run's file quota.
+fn check_quota(files: &JobFiles, limits: &Limits) -> Result<()> {
+    if files.put_bytes() > limits.file_quota_bytes {
+        return Err(SandboxError::InvalidLimit(grpo_rewards::code::LimitError {
+            field: "file_quota_bytes",
+            reason: format!(
+                "{} bytes of files exceed the file quota of {} bytes",
+                files.put_bytes(),
+                limits.file_quota_bytes
+            ),
+        }));
+    }
+    Ok(())
+}
+
+/// Everything a store owns on the host side.
+struct HostState {
+    ctx: WasiCtx,
+    table: ResourceTable,
+    budget: Budget,
+}
+
+impl HasBudget for HostState {
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.ctx,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Advances the engine's epoch every [`TICK`] until the engine is dropped.
+fn start_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    let spawned = std::thread::Builder::new()
+        .name("grpo-sandbox-epoch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(TICK);
+                match weak.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => break,
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "could not start the epoch ticker; time limits fall back to wall clock");
+    }
+}
+
+/// A tokio runtime for the blocking conveniences, one per process.
+pub(crate) fn blocking_runtime() -> Result<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("grpo-sandbox")
+        .build()
+        .map_err(|source| SandboxError::Io {
+            path: PathBuf::from("<tokio runtime>"),
+            source,
+        })?;
+    Ok(RUNTIME.get_or_init(|| rt))
+}

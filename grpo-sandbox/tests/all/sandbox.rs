@@ -1,0 +1,543 @@
+//! The Python sandbox end to end: plain runs, limits, harnesses, and the hostile-program suite.
+//!
+//! Every test shares one compiled [`Sandbox`] (a static), so the runtime compiles once per
+//! test binary (and is loaded from the disk cache afterwards).
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use grpo_rewards::{RunResult, RunStatus, VerdictKind};
+use grpo_sandbox::{Credit, Limits, Sandbox, SandboxOptions};
+use grpo_tasks::{CodeTask, Task};
+
+fn sandbox() -> Sandbox {
+    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+    SANDBOX
+        .get_or_init(|| Sandbox::new(&SandboxOptions::default()).unwrap())
+        .clone()
+}
+
+fn rt() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    })
+}
+
+fn run_with(program: &str, stdin: &str, limits: &Limits) -> RunResult {
+    rt().block_on(sandbox().run(program, stdin.as_bytes(), limits))
+        .unwrap()
+}
+
+fn run(program: &str) -> RunResult {
+    run_with(program, "", &quick())
+}
+
+/// Short limits so hostile programs end fast.
+fn quick() -> Limits {
+    Limits {
+        time_limit_ms: 1_000,
+        memory_mb: 128,
+        output_bytes: 64 * 1024,
+        ..Limits::default()
+    }
+}
+
+fn code_task(json: &str) -> Task {
+    serde_json::from_str(json).unwrap()
+}
+
+/// Each completion's accuracy score, through the Scorer as every caller scores (the code
+/// judge on the shared sandbox, quick limits).
+fn score_credit(task: &Task, completions: &[String], credit: Credit) -> Vec<grpo_rewards::Score> {
+    let config = grpo_rewards::ScoringConfig {
+        limits: quick(),
+        credit,
+        ..Default::default()
+    };
+    let scorer = grpo_sandbox::scorer(&config, Some(sandbox())).unwrap();
+    rt().block_on(scorer.score_group(task, completions, scorer.options()))
+        .unwrap()
+        .into_iter()
+        .map(|r| grpo_rewards::Score {
+            value: r.components.accuracy,
+            verdict: r.verdict,
+        })
+        .collect()
+}
+
+fn score(task: &Task, completions: &[&str]) -> Vec<grpo_rewards::Score> {
+    let completions: Vec<String> = completions.iter().map(|s| s.to_string()).collect();
+    score_credit(task, &completions, Credit::Binary)
+}
+
+mod basics {
+    use super::*;
+
+    #[test]
+    fn prints_and_exits_zero() {
+        let r = run("print(6 * 7)");
+        assert_eq!(
+            (r.status, r.exit_code, r.stdout.as_str()),
+            (RunStatus::Ok, Some(0), "42\n"),
+            "{r:?}"
+        );
+        assert_eq!(r.stderr, "");
+        assert!(!r.truncated);
+    }
+
+    #[test]
+    fn python_version_is_314() {
+        let r = run("import sys; print(sys.version_info[:2])");
+        assert_eq!(r.stdout, "(3, 14)\n", "{r:?}");
+    }
+
+    #[test]
+    fn stdin_is_the_programs_own() {
+        let r = run_with(
+            "import sys\ndata = sys.stdin.read().split()\nprint(sum(map(int, data)))",
+            "1 2\n3\n",
+            &quick(),
+        );
+        assert_eq!(r.stdout, "6\n", "{r:?}");
+        let r = run_with("print(input()[::-1])", "abc\n", &quick());
+        assert_eq!(r.stdout, "cba\n", "{r:?}");
+    }
+
+    #[test]
+    fn uncaught_exception_is_error_with_traceback() {
+        let r = run("def f():\n    raise ValueError('boom')\nf()");
+        assert_eq!(
+            (r.status, r.exit_code),
+            (RunStatus::Error, Some(1)),
+            "{r:?}"
+        );
+        assert!(r.stderr.contains("ValueError: boom"), "{}", r.stderr);
+    }
+
+    #[test]
+    fn exit_codes_follow_python() {
+        for (program, status, code) in [
+            ("import sys; sys.exit(3)", RunStatus::Error, 3),
+            ("import sys; sys.exit(0)", RunStatus::Ok, 0),
+            ("import sys; sys.exit()", RunStatus::Ok, 0),
+            ("import sys; sys.exit('bye')", RunStatus::Error, 1),
+            ("raise SystemExit(4)", RunStatus::Error, 4),
+            // WASI's `exit` carries only success or failure: `os._exit(n)` bypasses the
+            // harness, so any non-zero code reads as 1.
+            ("import os; os._exit(5)", RunStatus::Error, 1),
+            ("import os; os._exit(0)", RunStatus::Ok, 0),
+        ] {
+            let r = run(program);
+            assert_eq!(
+                (r.status, r.exit_code),
+                (status, Some(code)),
+                "{program}: {r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn syntax_error_is_error() {
+        let r = run("def f(:\n  pass");
+        assert_eq!(r.status, RunStatus::Error, "{r:?}");
+        assert!(r.stderr.contains("SyntaxError"), "{}", r.stderr);
+    }
+
+    #[test]
+    fn prng_is_reseeded_per_run() {
+        let a = run("import random; print(random.random())").stdout;
+        let b = run("import random; print(random.random())").stdout;
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn common_stdlib_imports_work() {
+        let r = run(
+            "import math, itertools, collections, functools, heapq, bisect, re, json, string, fractions, \
+             decimal, statistics, typing, dataclasses, copy, operator, datetime, hashlib, textwrap, enum\n\
+             print(math.comb(5, 2), json.dumps([1]), fractions.Fraction(1, 3) * 3)",
+        );
+        assert_eq!(r.stdout, "10 [1] 1\n", "{r:?}");
+    }
+
+    #[test]
+    fn files_in_the_temp_dir_work() {
+        let r = run("open('x.txt', 'w').write('hi')\nprint(open('/tmp/x.txt').read())");
+        assert_eq!(r.stdout, "hi\n", "{r:?}");
+    }
+
+    #[test]
+    fn a_fresh_temp_dir_per_run() {
+        run("open('/tmp/left.txt', 'w').write('x')");
+        let r = run("import os; print(os.listdir('/tmp'))");
+        assert_eq!(r.stdout, "[]\n", "{r:?}");
+    }
+}
+
+/// Hostile programs: each must be contained with the right status, quickly.
+mod hostile {
+    use super::*;
+
+    fn timed(program: &str, limits: &Limits) -> (RunResult, f64) {
+        let started = Instant::now();
+        let r = run_with(program, "", limits);
+        (r, started.elapsed().as_secs_f64())
+    }
+
+    #[test]
+    fn infinite_loop_times_out() {
+        let limits = Limits {
+            time_limit_ms: 300,
+            ..quick()
+        };
+        let (r, secs) = timed("while True:\n    pass", &limits);
+        assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
+        assert!(secs < 2.0, "took {secs}s");
+    }
+
+    #[test]
+    fn sleep_is_stopped_by_the_wall_clock() {
+        let limits = Limits {
+            time_limit_ms: 300,
+            wall_limit_ms: Some(500),
+            ..quick()
+        };
+        let (r, secs) = timed("import time\ntime.sleep(30)\nprint('woke')", &limits);
+        assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
+        assert!(!r.stdout.contains("woke"));
+        assert!(secs < 2.0, "took {secs}s");
+    }
+
+    #[test]
+    fn memory_bomb_hits_the_cap() {
+        let (r, _) = timed("x = bytearray(1 << 30)\nprint(len(x))", &quick());
+        assert_eq!(r.status, RunStatus::MemoryLimit, "{r:?}");
+        let (r, _) = timed("x = []\nwhile True:\n    x.append('a' * 100000)", &quick());
+        assert_eq!(r.status, RunStatus::MemoryLimit, "{r:?}");
+    }
+
+    #[test]
+    fn memory_error_caught_by_the_program_is_not_fatal() {
+        let (r, _) = timed(
+            "try:\n    x = bytearray(1 << 30)\nexcept MemoryError:\n    print('caught')",
+            &quick(),
+        );
+        assert_eq!(
+            (r.status, r.stdout.as_str()),
+            (RunStatus::Ok, "caught\n"),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn deep_recursion_is_an_error_not_a_host_crash() {
+        let (r, _) = timed("def f(n):\n    return f(n + 1)\nf(0)", &quick());
+        assert_eq!(r.status, RunStatus::Error, "{r:?}");
+        assert!(r.stderr.contains("RecursionError"), "{}", r.stderr);
+        let (r, _) = timed(
+            "import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)",
+            &quick(),
+        );
+        // Python 3.14 keeps frames on the heap: unbounded recursion runs into the memory cap.
+        assert!(
+            matches!(r.status, RunStatus::Error | RunStatus::MemoryLimit),
+            "{r:?}"
+        );
+        // The host is fine afterwards.
+        assert_eq!(run("print(1)").stdout, "1\n");
+    }
+
+    #[test]
+    fn output_flood_is_truncated() {
+        let (r, secs) = timed("while True:\n    print('x' * 1000)", &quick());
+        assert_eq!(r.status, RunStatus::OutputLimit, "{r:?}");
+        assert!(r.truncated);
+        assert_eq!(r.stdout.len(), 64 * 1024);
+        assert!(secs < 2.0, "took {secs}s");
+        let (r, _) = timed(
+            "import sys\nwhile True:\n    sys.stderr.write('e' * 1000)",
+            &quick(),
+        );
+        assert_eq!(r.status, RunStatus::OutputLimit, "{r:?}");
+    }
+
+    #[test]
+    fn file_quota_stops_big_writes() {
+        let limits = Limits {
+            file_quota_bytes: 1 << 20,
+            ..quick()
+        };
+        let (r, _) = timed(
+            "with open('/tmp/big', 'wb') as f:\n    while True:\n        f.write(b'x' * 65536)",
+            &limits,
+        );
+        assert_eq!(r.status, RunStatus::OutputLimit, "{r:?}");
+        assert!(r.stderr.contains("file quota"), "{}", r.stderr);
+    }
+
+    #[test]
+    fn host_files_are_unreachable() {
+        for path in [
+            "/etc/passwd",
+            "/proc/self/environ",
+            "../../etc/passwd",
+            "/tmp/../etc/passwd",
+        ] {
+            let r = run(&format!("print(open({path:?}).read()[:20])"));
+            assert_eq!(r.status, RunStatus::Error, "{path}: {r:?}");
+            assert!(!r.stdout.contains("root"), "{path}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn listing_the_root_shows_nothing_of_the_host() {
+        let r = run(
+            "import os\ntry:\n    print(sorted(os.listdir('/')))\nexcept OSError as e:\n    print('denied', e)",
+        );
+        assert!(
+            !r.stdout.contains("etc") && !r.stdout.contains("home") && !r.stdout.contains("usr"),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn sockets_are_refused() {
+        let r = run(
+            "import socket\ns = socket.socket()\ns.settimeout(1)\ns.connect(('127.0.0.1', 22))\nprint('connected')",
+        );
+        assert_ne!(r.status, RunStatus::Ok, "{r:?}");
+        assert!(!r.stdout.contains("connected"));
+        let r = run("import socket\nprint(socket.getaddrinfo('example.com', 80))");
+        assert_ne!(r.status, RunStatus::Ok, "{r:?}");
+    }
+
+    #[test]
+    fn subprocess_and_threads_are_unavailable() {
+        let r = run("import subprocess\nprint(subprocess.run(['ls'], capture_output=True))");
+        assert_eq!(r.status, RunStatus::Error, "{r:?}");
+        let r = run("import os\nprint(os.system('ls'))");
+        assert_ne!(r.stdout.trim(), "0", "{r:?}");
+        let r = run("import os\nos.fork()");
+        assert_eq!(r.status, RunStatus::Error, "{r:?}");
+    }
+
+    #[test]
+    fn environment_is_empty() {
+        let r = run("import os\nprint(dict(os.environ))");
+        assert_eq!(r.stdout, "{}\n", "{r:?}");
+    }
+}
+
+/// Reward hacking: early exits, fake markers, tampering. None may be scored as passing.
+mod hacking {
+    use super::*;
+
+    const HUMANEVAL_LIKE: &str = r#"{"id":"add","kind":"code","prompt":"def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n","language":"python","mode":"prefix","tests":{"type":"assert","code":"def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(-1, 1) == 0\n    assert abs(candidate(0.1, 0.2) - 0.3) < 1e-9\n","entry_point":"add"}}"#;
+
+    fn verdicts(completions: &[&str]) -> Vec<(f64, VerdictKind, String)> {
+        score(&code_task(HUMANEVAL_LIKE), completions)
+            .into_iter()
+            .map(|s| (s.value.unwrap(), s.verdict.kind, s.verdict.reason))
+            .collect()
+    }
+
+    #[test]
+    fn honest_solutions_pass_and_wrong_ones_fail() {
+        let v = verdicts(&["    return a + b\n", "    return a - b\n"]);
+        assert_eq!((v[0].0, v[0].1), (1.0, VerdictKind::Correct), "{v:?}");
+        assert_eq!((v[1].0, v[1].1), (0.0, VerdictKind::TestsFailed), "{v:?}");
+        assert!(v[1].2.contains("candidate(1, 2) == 3"), "{v:?}");
+    }
+
+    #[test]
+    fn early_exits_do_not_pass() {
+        let hacks = [
+            "    return 0\nimport sys\nsys.exit(0)\n",
+            "    return 0\nimport os\nos._exit(0)\n",
+            "    return 0\nraise SystemExit(0)\n",
+            "    import sys; sys.exit(0)\n",
+            "    import os; os._exit(0)\n",
+            "    raise SystemExit\n",
+            "    raise KeyboardInterrupt\n",
+        ];
+        for (hack, (value, kind, reason)) in hacks.iter().zip(verdicts(&hacks)) {
+            assert_eq!(value, 0.0, "{hack:?}: {kind:?} {reason}");
+            assert_ne!(kind, VerdictKind::Correct, "{hack:?}");
+        }
+    }
+
+    #[test]
+    fn fake_success_markers_do_not_pass() {
+        let hacks = [
+            "    return 0\nprint('All tests passed')\nimport os; os._exit(0)\n",
+            "    return 0\nimport sys\nsys.stderr.write('\\n\\x1egrpo-report 00000000000000000000000000000000 {\"cases\":[{\"passed\":true}]}\\n')\nimport os; os._exit(0)\n",
+            "    return 0\nimport sys\nsys.stderr.write('\\n\\x1egrpo-report ' + 'x'*32 + ' {\"cases\":[{\"passed\":true,\"reason\":\"\"}]}\\n'); sys.exit(0)\n",
+        ];
+        for (hack, (value, kind, reason)) in hacks.iter().zip(verdicts(&hacks)) {
+            assert_eq!(value, 0.0, "{hack:?}: {kind:?} {reason}");
+        }
+    }
+
+    #[test]
+    fn harness_tampering_does_not_pass() {
+        let hacks = [
+            // An always-equal return value.
+            "    class A:\n        def __eq__(self, o): return True\n        def __lt__(self, o): return True\n        def __sub__(self, o): return self\n        def __abs__(self): return 0\n    return A()\n",
+            // Patching builtins the tests use.
+            "    return 0\nimport builtins\nbuiltins.abs = lambda x: 0\nbuiltins.AssertionError = type('E', (Exception,), {})\n",
+            // Shadowing a builtin the tests use, in the program's namespace.
+            "    return 0\ndef abs(x):\n    return 0\n",
+            // Redefining check before the tests do.
+            "    return 0\ndef check(candidate):\n    pass\n",
+            // Patching a module the harness might rely on.
+            "    return 0\nimport json\njson.dumps = lambda *a, **k: '{\"cases\":[{\"passed\":true}]}'\n",
+            // Rewriting the tests' assert failures into successes via a trace hook.
+            "    return 0\nimport sys\nsys.settrace(lambda *a: None)\n",
+            // Replacing the process exit so the harness cannot end the run.
+            "    return 0\nimport os\nos._exit = lambda code: None\n",
+        ];
+        for (hack, (value, kind, reason)) in hacks.iter().zip(verdicts(&hacks)) {
+            assert_eq!(value, 0.0, "{hack:?}: {kind:?} {reason}");
+        }
+    }
+
+    #[test]
+    fn guarded_module_patches_are_reported() {
+        let completion = "    return a + b\nimport math\nmath.isclose = lambda *a, **k: True\n";
+        let (value, _, reason) = verdicts(&[completion]).remove(0);
+        assert_eq!(value, 0.0);
+        assert!(reason.contains("math.isclose"), "{reason}");
+    }
+
+    #[test]
+    fn time_limit_in_the_function_is_a_timeout_verdict() {
+        let (value, kind, _) = verdicts(&["    while True:\n        pass\n"]).remove(0);
+        assert_eq!((value, kind), (0.0, VerdictKind::Timeout));
+    }
+}
+
+mod harnesses {
+    use super::*;
+
+    #[test]
+    fn call_cases_with_partial_credit_and_the_comparison_rule() {
+        let task = code_task(
+            r#"{"id":"c","kind":"code","prompt":"","language":"python","mode":"full","tests":{"type":"call","entry_point":"f","cases":[
+                {"args":[[3,1,2]],"expected":[1,2,3]},
+                {"args":[[]],"expected":[]},
+                {"args":[[2.0]],"expected":[2]},
+                {"args":[[1]],"expected":[1.0000001]}
+            ],"float_tolerance":1e-6}}"#,
+        );
+        let solutions = [
+            "def f(xs):\n    return sorted(xs)\n", // all: list == list; 2.0 == 2; 1 ~ 1.0000001
+            "def f(xs):\n    return tuple(sorted(xs))\n", // tuples compare as lists
+            "def f(xs):\n    return xs\n",         // case 0 fails
+            "def f(xs):\n    return [str(x) for x in sorted(xs)]\n", // '1' is not 1
+            "def f(xs):\n    return [True for x in xs]\n", // True is not 1 (bools only equal bools)
+        ];
+        let completions: Vec<String> = solutions.iter().map(|s| s.to_string()).collect();
+        let scores = score_credit(&task, &completions, Credit::Partial);
+        let values: Vec<f64> = scores.iter().map(|s| s.value.unwrap()).collect();
+        // [0]: 4/4; [1]: 4/4; [2]: cases 1,2,3 pass = 3/4; [3]: only [] passes = 1/4;
+        // [4]: only [] passes = 1/4.
+        assert_eq!(values, vec![1.0, 1.0, 0.75, 0.25, 0.25], "{scores:#?}");
+        let tests = scores[2].verdict.tests.as_ref().unwrap();
+        assert_eq!(tests.len(), 4);
+        assert!(!tests[0].passed && tests[1].passed);
+        assert!(
+            tests[0].reason.contains("expected [1, 2, 3]"),
+            "{:?}",
+            tests[0]
+        );
+    }
+
+    #[test]
+    fn stdio_cases_each_run_separately() {
+        let task = code_task(
+            r#"{"id":"s","kind":"code","prompt":"","language":"python","mode":"full","tests":{"type":"stdio","cases":[
+                {"stdin":"1 2\n","stdout":"3\n"},
+                {"stdin":"10 -4\n","stdout":"6"},
+                {"stdin":"0 0\n","stdout":"0\n"}
+            ]}}"#,
+        );
+        let scores = score(
+            &task,
+            &[
+                "a, b = map(int, input().split())\nprint(a + b)",
+                "```python\nimport sys\na, b = map(int, sys.stdin.read().split())\nprint(a + b)\nsys.exit(0)\n```",
+                "a, b = map(int, input().split())\nprint(a + b if a else 1)",
+                "print(3)",
+                "import os\nprint(3, flush=True)\nos._exit(0)",
+            ],
+        );
+        let kinds: Vec<VerdictKind> = scores.iter().map(|s| s.verdict.kind).collect();
+        assert_eq!(kinds[0], VerdictKind::Correct, "{:?}", scores[0]);
+        assert_eq!(kinds[1], VerdictKind::Correct, "{:?}", scores[1]);
+        assert_eq!(kinds[2], VerdictKind::TestsFailed);
+        assert_eq!(kinds[3], VerdictKind::TestsFailed);
+        // Ending with os._exit skips the harness's end-of-run proof: not accepted.
+        assert_eq!(kinds[4], VerdictKind::TestsFailed);
+        let tests = scores[2].verdict.tests.as_ref().unwrap();
+        assert_eq!(
+            tests.iter().map(|t| t.passed).collect::<Vec<_>>(),
+            vec![true, true, false]
+        );
+    }
+
+    #[test]
+    fn stdio_output_flood_fails_with_output_limit() {
+        let task = code_task(
+            r#"{"id":"s","kind":"code","prompt":"","language":"python","mode":"full","tests":{"type":"stdio","cases":[{"stdin":"","stdout":"1\n"}]}}"#,
+        );
+        let s = score(&task, &["print(1)\nwhile True:\n    print('1' * 1000)"]).remove(0);
+        assert_eq!(s.verdict.kind, VerdictKind::OutputLimit, "{s:?}");
+    }
+
+    #[test]
+    fn non_code_tasks_are_checked_by_their_own_verifier() {
+        // The judge takes code tasks only (its signature); a math task through the same
+        // scorer is math-checked, with no program run.
+        let task = code_task(r#"{"id":"m","kind":"math","prompt":"1+1","answer":"2"}"#);
+        let scores = score(&task, &["2", "3"]);
+        assert_eq!(scores[0].value, Some(1.0));
+        assert_eq!(scores[1].value, Some(0.0));
+        assert_eq!(
+            scores[1].verdict.kind,
+            VerdictKind::WrongAnswer,
+            "{:?}",
+            scores[1]
+        );
+    }
+
+    #[test]
+    fn task_limits_override_the_defaults() {
+        let task = code_task(
+            r#"{"id":"t","kind":"code","prompt":"","language":"python","mode":"full","time_limit_ms":200,"tests":{"type":"stdio","cases":[{"stdin":"","stdout":"1\n"}]}}"#,
+        );
+        let started = Instant::now();
+        let s = score(&task, &["while True: pass"]).remove(0);
+        assert_eq!(s.verdict.kind, VerdictKind::Timeout);
+        assert!(started.elapsed().as_secs_f64() < 1.5);
+        let Task::Code(code): Task = task else {
+            unreachable!()
+        };
+        let _: &CodeTask = &code;
+    }
+
+    #[test]
+    fn batch_runs_keep_their_order() {
+        let programs: Vec<(String, Vec<u8>)> = (0..8)
+            .map(|i| (format!("print({i} * {i})"), Vec::new()))
+            .collect();
+        let results = rt().block_on(sandbox().run_batch(programs, &quick()));
+        let outs: Vec<String> = results.into_iter().map(|r| r.unwrap().stdout).collect();
+        let want: Vec<String> = (0..8).map(|i| format!("{}\n", i * i)).collect();
+        assert_eq!(outs, want);
+    }
+}

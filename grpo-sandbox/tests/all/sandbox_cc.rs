@@ -1,0 +1,250 @@
+//! C and C++ programs end to end: compiled by the confined zig, run in wasmtime with the same
+//! limits as Python, with native-style exit codes for faults, and the hostile-program suite.
+
+use std::sync::OnceLock;
+
+use grpo_rewards::{RunResult, RunStatus};
+use grpo_sandbox::cc::CompileLimits;
+use grpo_sandbox::files::JobFiles;
+use grpo_sandbox::languages::SourceRun;
+use grpo_sandbox::{Limits, Sandbox, SandboxOptions};
+use grpo_tasks::Language;
+
+fn sandbox() -> Sandbox {
+    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+    SANDBOX
+        .get_or_init(|| {
+            crate::cc_toolchain::ensure();
+            Sandbox::new(&SandboxOptions::default()).unwrap()
+        })
+        .clone()
+}
+
+fn rt() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    })
+}
+
+fn quick() -> Limits {
+    Limits {
+        time_limit_ms: 1_000,
+        memory_mb: 128,
+        output_bytes: 64 * 1024,
+        ..Limits::default()
+    }
+}
+
+fn source(language: Language, program: &str, stdin: &str) -> SourceRun {
+    rt().block_on(sandbox().run_source(
+        language,
+        program,
+        stdin.as_bytes(),
+        &quick(),
+        &CompileLimits::default(),
+        &JobFiles::default(),
+    ))
+    .unwrap()
+}
+
+#[track_caller]
+fn run(language: Language, program: &str, stdin: &str) -> RunResult {
+    run_source_with(language, program, stdin, &quick())
+}
+
+#[track_caller]
+fn run_with(language: Language, program: &str, limits: &Limits) -> RunResult {
+    run_source_with(language, program, "", limits)
+}
+
+#[track_caller]
+fn run_source_with(language: Language, program: &str, stdin: &str, limits: &Limits) -> RunResult {
+    let outcome = rt()
+        .block_on(sandbox().run_source(
+            language,
+            program,
+            stdin.as_bytes(),
+            limits,
+            &CompileLimits::default(),
+            &JobFiles::default(),
+        ))
+        .unwrap();
+    let compile = outcome.compile.clone().unwrap();
+    assert_eq!(
+        compile.return_code, 0,
+        "does not compile: {}",
+        compile.stderr
+    );
+    outcome.run.unwrap()
+}
+
+#[test]
+fn c_and_cpp_read_stdin_and_write_stdout() {
+    let c = "#include <stdio.h>\nint main(void) { long a, b; if (scanf(\"%ld %ld\", &a, &b) != 2) return 2; printf(\"%ld\\n\", a * b); return 0; }";
+    let r = run(Language::C, c, "6 7\n");
+    assert_eq!(
+        (r.status, r.exit_code, r.stdout.as_str()),
+        (RunStatus::Ok, Some(0), "42\n"),
+        "{r:?}"
+    );
+    let cpp = "#include <bits/stdc++.h>\nusing namespace std;\nint main() { ios::sync_with_stdio(false); cin.tie(nullptr); int n; cin >> n; vector<long long> v(n); for (auto &x : v) cin >> x; sort(v.begin(), v.end()); map<long long, int> seen; for (auto x : v) seen[x]++; cout << v.back() << ' ' << seen.size() << '\\n'; }";
+    let r = run(Language::Cpp, cpp, "5\n3 1 4 1 5\n");
+    assert_eq!(r.stdout, "5 4\n", "{r:?}");
+    let r = run(Language::C, "int main(void) { return 3; }", "");
+    assert_eq!(
+        (r.status, r.exit_code),
+        (RunStatus::Error, Some(3)),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn a_repeated_program_compiles_once() {
+    let program = "#include <stdio.h>\nint main(void) { puts(\"cached\"); }";
+    let first = source(Language::C, program, "");
+    let second = source(Language::C, program, "");
+    assert_eq!(second.run.unwrap().stdout, "cached\n");
+    assert!(second.compile.unwrap().cached, "{:?}", first.compile);
+}
+
+#[test]
+fn compile_errors_are_not_runs() {
+    let outcome = source(Language::Cpp, "int main() { undeclared(); }", "");
+    let compile = outcome.compile.unwrap();
+    assert_ne!(compile.return_code, 0);
+    assert!(compile.stderr.contains("undeclared"), "{}", compile.stderr);
+    assert!(outcome.run.is_none());
+    // No processes, no sockets: the calls do not exist for wasm32-wasi.
+    for program in [
+        "#include <stdlib.h>\nint main(void) { return system(\"id\"); }",
+        "#include <unistd.h>\nint main(void) { return fork(); }",
+        "#include <sys/socket.h>\nint main(void) { return socket(2, 1, 0); }",
+    ] {
+        let outcome = source(Language::C, program, "");
+        assert!(outcome.run.is_none(), "{program}: {outcome:?}");
+    }
+}
+
+#[test]
+fn native_faults_read_like_a_native_process() {
+    let r = run(
+        Language::Cpp,
+        "#include <cassert>\nint main() { assert(2 + 2 == 5); }",
+        "",
+    );
+    assert_eq!(
+        (r.status, r.exit_code),
+        (RunStatus::Error, Some(-6)),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("Assertion failed"), "{r:?}");
+    let r = run(
+        Language::C,
+        "#include <stdlib.h>\nint main(void) { abort(); }",
+        "",
+    );
+    assert_eq!(r.exit_code, Some(-6), "{r:?}");
+    let r = run(
+        Language::C,
+        "int main(void) { volatile int *p = (int *)0xfffffff0; return *p; }",
+        "",
+    );
+    assert_eq!(
+        (r.status, r.exit_code),
+        (RunStatus::Error, Some(-11)),
+        "{r:?}"
+    );
+    let r = run(
+        Language::C,
+        "#include <stdio.h>\nint main(void) { volatile int x = 7, z = 0; printf(\"%d\", x / z); }",
+        "",
+    );
+    assert_eq!(r.exit_code, Some(-8), "{r:?}");
+}
+
+#[test]
+fn hostile_programs_are_contained() {
+    let r = run(
+        Language::C,
+        "int main(void) { volatile unsigned long i = 0; for (;;) i++; }",
+        "",
+    );
+    assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
+    // Memory bombs get a generous CPU limit, so the verdict is the memory cap even on a
+    // loaded machine. (The blocks are kept: clang removes a malloc whose block is never read.)
+    let roomy = Limits {
+        time_limit_ms: 10_000,
+        ..quick()
+    };
+    let r = run_with(
+        Language::Cpp,
+        "#include <vector>\nint main() { std::vector<std::vector<char>> hog; for (;;) hog.emplace_back(1 << 20, 1); }",
+        &roomy,
+    );
+    assert_eq!(r.status, RunStatus::MemoryLimit, "{r:?}");
+    assert!(r.stderr.contains("bad_alloc"), "{r:?}");
+    let r = run_with(
+        Language::C,
+        "#include <stdlib.h>\n#include <string.h>\nstatic char *kept[100000];\nint main(void) { for (int i = 0;; i++) { char *p = malloc(1 << 20); if (!p) return 1; memset(p, i, 1 << 20); kept[i] = p; volatile char sink = kept[i / 2][7]; (void)sink; } }",
+        &roomy,
+    );
+    assert_eq!(r.status, RunStatus::MemoryLimit, "{r:?}");
+    let r = run(
+        Language::C,
+        "int f(int n) { volatile char pad[256]; pad[0] = n; return f(n + 1) + pad[0]; }\nint main(void) { return f(0); }",
+        "",
+    );
+    assert_eq!(r.status, RunStatus::Error, "{r:?}");
+    assert_eq!(r.exit_code, Some(-11), "{r:?}");
+    let r = run(
+        Language::C,
+        "#include <stdio.h>\nint main(void) { for (;;) fputs(\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n\", stdout); }",
+        "",
+    );
+    assert_eq!(r.status, RunStatus::OutputLimit, "{r:?}");
+    assert!(r.truncated);
+    let r = run(
+        Language::C,
+        "#include <stdio.h>\nint main(void) { FILE *f = fopen(\"/etc/passwd\", \"r\"); FILE *g = fopen(\"../../../../etc/hostname\", \"r\"); printf(\"%d %d\\n\", f != NULL, g != NULL); }",
+        "",
+    );
+    assert_eq!(r.stdout, "0 0\n", "{r:?}");
+    // Filling the file quota (8 MiB) takes about a second on a loaded machine: the generous
+    // CPU limit makes the quota the verdict there too.
+    let r = run_with(
+        Language::C,
+        "#include <stdio.h>\nint main(void) { FILE *f = fopen(\"big\", \"w\"); for (;;) fputs(\"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\", f); }",
+        &roomy,
+    );
+    assert_eq!(r.status, RunStatus::OutputLimit, "{r:?}");
+    // Deep but finite recursion (a DFS over 10^5 nodes) works with the 8 MiB stack.
+    let r = run(
+        Language::Cpp,
+        "#include <cstdio>\nint depth(int n) { return n == 0 ? 0 : 1 + depth(n - 1); }\nint main() { std::printf(\"%d\\n\", depth(100000)); }",
+        "",
+    );
+    assert_eq!(r.stdout, "100000\n", "{r:?}");
+}
+
+#[test]
+fn typescript_runs_and_its_syntax_errors_exit_1() {
+    let outcome = source(
+        Language::Typescript,
+        "interface P { x: number }\nconst p: P = { x: 41 };\nconsole.log(p.x + 1);\n",
+        "",
+    );
+    assert!(outcome.compile.is_none());
+    assert_eq!(outcome.run.unwrap().stdout, "42\n");
+    let r = source(Language::Typescript, "let x: = 3;", "").run.unwrap();
+    assert_eq!(
+        (r.status, r.exit_code),
+        (RunStatus::Error, Some(1)),
+        "{r:?}"
+    );
+    assert!(!r.stderr.is_empty());
+}

@@ -1,0 +1,221 @@
+//! JavaScript (QuickJS-NG with the Node.js prelude) and TypeScript end to end: how programs
+//! read stdin and write stdout, exit codes, limits, and hostile programs.
+
+use std::sync::OnceLock;
+
+use grpo_rewards::{RunResult, RunStatus};
+use grpo_sandbox::files::JobFiles;
+use grpo_sandbox::{Limits, Sandbox, SandboxOptions};
+
+fn sandbox() -> Sandbox {
+    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+    SANDBOX
+        .get_or_init(|| Sandbox::new(&SandboxOptions::default()).unwrap())
+        .clone()
+}
+
+fn rt() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    })
+}
+
+fn quick() -> Limits {
+    Limits {
+        time_limit_ms: 1_000,
+        memory_mb: 128,
+        output_bytes: 64 * 1024,
+        ..Limits::default()
+    }
+}
+
+fn js_with(program: &str, stdin: &str, limits: &Limits) -> RunResult {
+    rt().block_on(sandbox().run_javascript(program, stdin.as_bytes(), limits, &JobFiles::default()))
+        .unwrap()
+        .0
+}
+
+fn js(program: &str, stdin: &str) -> RunResult {
+    js_with(program, stdin, &quick())
+}
+
+fn ok(program: &str, stdin: &str) -> String {
+    let run = js(program, stdin);
+    assert_eq!(run.status, RunStatus::Ok, "{run:?}");
+    assert_eq!(run.exit_code, Some(0), "{run:?}");
+    run.stdout
+}
+
+#[test]
+fn hello_and_version() {
+    assert_eq!(ok("console.log('hello', 1 + 2)", ""), "hello 3\n");
+    let version = rt().block_on(sandbox().quickjs_version()).unwrap();
+    assert!(
+        version.chars().next().is_some_and(|c| c.is_ascii_digit()),
+        "{version}"
+    );
+}
+
+#[test]
+fn stdin_the_ways_solutions_read_it() {
+    let input = "3\n1 2 3\n";
+    let sum = "console.log(nums.reduce((a, b) => a + b, 0))";
+    let ways = [
+        format!(
+            "const lines = require('fs').readFileSync(0, 'utf8').trim().split('\\n'); const nums = lines[1].split(' ').map(Number); {sum}"
+        ),
+        format!(
+            "const data = require('fs').readFileSync('/dev/stdin').toString().split('\\n'); const nums = data[1].split(' ').map(Number); {sum}"
+        ),
+        format!(
+            "const rl = require('readline').createInterface({{ input: process.stdin }}); const got = []; rl.on('line', (l) => got.push(l)); rl.on('close', () => {{ const nums = got[1].split(' ').map(Number); {sum}; }});"
+        ),
+        format!(
+            "let s = ''; process.stdin.on('data', (c) => (s += c)); process.stdin.on('end', () => {{ const nums = s.split('\\n')[1].split(' ').map(Number); {sum}; }});"
+        ),
+        format!(
+            "let input = ''; process.stdin.on('readable', () => {{ let c; while ((c = process.stdin.read()) !== null) input += c; }}); process.stdin.on('end', () => {{ const nums = input.split('\\n')[1].split(' ').map(Number); {sum}; }});"
+        ),
+        format!(
+            "(async () => {{ const rl = require('node:readline').createInterface({{ input: process.stdin }}); const got = []; for await (const l of rl) got.push(l); const nums = got[1].split(' ').map(Number); {sum}; }})();"
+        ),
+    ];
+    for way in &ways {
+        assert_eq!(ok(way, input), "6\n", "{way}");
+    }
+}
+
+#[test]
+fn process_stdout_write_and_exit_codes() {
+    assert_eq!(
+        ok(
+            "process.stdout.write('a'); process.stdout.write('b\\n')",
+            ""
+        ),
+        "ab\n"
+    );
+    let run = js(
+        "console.log('before'); process.exit(3); console.log('after')",
+        "",
+    );
+    assert_eq!(
+        (run.status, run.exit_code),
+        (RunStatus::Error, Some(3)),
+        "{run:?}"
+    );
+    assert_eq!(run.stdout, "before\n");
+    let run = js("process.exitCode = 2; console.log('x')", "");
+    assert_eq!(run.exit_code, Some(2), "{run:?}");
+}
+
+#[test]
+fn an_uncaught_exception_exits_1_with_its_message() {
+    let run = js("console.log('partial'); throw new TypeError('boom')", "");
+    assert_eq!(
+        (run.status, run.exit_code),
+        (RunStatus::Error, Some(1)),
+        "{run:?}"
+    );
+    assert_eq!(run.stdout, "partial\n");
+    assert!(
+        run.stderr.contains("TypeError") && run.stderr.contains("boom"),
+        "{run:?}"
+    );
+    let run = js("setTimeout(() => { throw new Error('late') }, 1)", "");
+    assert_eq!(run.exit_code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("late"), "{run:?}");
+    let run = js("let x = ;", "");
+    assert_eq!(run.exit_code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("SyntaxError"), "{run:?}");
+}
+
+#[test]
+fn modules_promises_and_timers_run_to_the_end() {
+    assert_eq!(
+        ok(
+            "setTimeout(() => console.log('t'), 5); Promise.resolve().then(() => console.log('p')); console.log('s')",
+            ""
+        ),
+        "s\np\nt\n"
+    );
+    assert_eq!(
+        ok(
+            "const v = await Promise.resolve(41); console.log(v + 1); export {}",
+            ""
+        ),
+        "42\n"
+    );
+}
+
+#[test]
+fn assert_and_missing_modules() {
+    let run = js(
+        "const assert = require('assert'); assert.deepStrictEqual([1, [2]], [1, [2]]); assert.strictEqual(1, 2)",
+        "",
+    );
+    assert_eq!(run.exit_code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("AssertionError"), "{run:?}");
+    let run = js("require('child_process').execSync('id')", "");
+    assert_eq!(run.exit_code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("Cannot find module"), "{run:?}");
+}
+
+#[test]
+fn files_are_the_run_directory_only() {
+    let files = JobFiles {
+        put: vec![(
+            grpo_sandbox::files::JobPath::parse("in.txt").unwrap(),
+            b"7\n".to_vec(),
+        )],
+        fetch: vec![grpo_sandbox::files::JobPath::parse("out.txt").unwrap()],
+    };
+    let program = "const fs = require('fs'); const n = Number(fs.readFileSync('in.txt', 'utf8')); fs.writeFileSync('out.txt', String(n * 6)); console.log(fs.existsSync('/etc/passwd'), fs.existsSync('in.txt'))";
+    let (run, fetched) = rt()
+        .block_on(sandbox().run_javascript(program, b"", &quick(), &files))
+        .unwrap();
+    assert_eq!(run.stdout, "false true\n", "{run:?}");
+    assert_eq!(fetched.get("out.txt").map(Vec::as_slice), Some(&b"42"[..]));
+    let run = js(
+        "console.log(require('fs').readFileSync('/etc/passwd', 'utf8'))",
+        "",
+    );
+    assert_eq!(run.exit_code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("ENOENT"), "{run:?}");
+}
+
+#[test]
+fn hostile_programs_are_contained() {
+    let run = js("while (true) {}", "");
+    assert_eq!(run.status, RunStatus::Timeout, "{run:?}");
+    let run = js(
+        "const a = []; while (true) a.push(new Array(1e6).fill(1));",
+        "",
+    );
+    assert_eq!(run.status, RunStatus::MemoryLimit, "{run:?}");
+    // Recursion as deep as Node.js allows by default (about 10,000 frames) works; deeper ends
+    // the run with an error, never a crash of the interpreter.
+    assert_eq!(
+        ok(
+            "function f(n) { return n == 0 ? 0 : 1 + f(n - 1) } console.log(f(5000))",
+            ""
+        ),
+        "5000\n"
+    );
+    let run = js("function f(n) { return f(n + 1) + 1 } f(0)", "");
+    assert_eq!(run.exit_code, Some(1), "{run:?}");
+    assert_eq!(run.status, RunStatus::Error, "{run:?}");
+    assert!(run.stderr.contains("call stack size exceeded"), "{run:?}");
+    let run = js(
+        "const s = 'x'.repeat(1 << 16); while (true) console.log(s)",
+        "",
+    );
+    assert_eq!(run.status, RunStatus::OutputLimit, "{run:?}");
+    assert!(run.truncated);
+    let run = js("setInterval(() => {}, 1)", "");
+    assert_eq!(run.status, RunStatus::Timeout, "{run:?}");
+}
