@@ -25,9 +25,9 @@ started=$(date +%s)
 test -n "$(ls "$wheels"/*.whl 2>/dev/null)" || { echo "maturin built no wheel (target/maturin-$profile.log)"; exit 1; }
 echo "wheel built in $(( $(date +%s) - started )) s: $(ls "$wheels")"
 # After `cargo test --workspace` (CI), the wheel must reuse its wasmtime build: a recompile
-# means the feature pins in grpo-py/Cargo.toml no longer match the workspace's.
+# means the workspace-hack (grpo-py's view of the workspace's unified features) is stale.
 if [ "${EXPECT_SHARED_TARGET:-0}" = 1 ] && grep -qE "Compiling (wasmtime|cranelift-codegen|candle-core) " "target/maturin-$profile.log"; then
-    echo "the wheel build recompiled wasmtime: update the feature pins in grpo-py/Cargo.toml"
+    echo "the wheel build recompiled wasmtime: regenerate the workspace-hack (cargo install cargo-hakari; cargo hakari generate)"
     exit 1
 fi
 

@@ -37,10 +37,74 @@ pub struct CompileStep {
     pub timed_out: bool,
 }
 
+/// One program to run, in any language: what [`Sandbox::run_program`] takes.
+///
+/// ```
+/// use grpo_sandbox::{Limits, RunRequest};
+/// use grpo_tasks::Language;
+/// let request = RunRequest::new(Language::C, "int main(void) { return 0; }")
+///     .with_stdin(b"")
+///     .with_limits(Limits { time_limit_ms: 500, ..Limits::default() });
+/// assert_eq!(request.limits.wall_limit_ms(), 1000);
+/// ```
+#[derive(Debug, Clone)]
+pub struct RunRequest<'a> {
+    /// The program's language.
+    pub language: Language,
+    /// Its source.
+    pub source: &'a str,
+    /// What it reads on stdin.
+    pub stdin: &'a [u8],
+    /// The limits of the run.
+    pub limits: Limits,
+    /// The limits of the compile (C and C++).
+    pub compile: CompileLimits,
+    /// Files placed in its directory before the run and read back after it.
+    pub files: JobFiles,
+}
+
+impl<'a> RunRequest<'a> {
+    /// `source` in `language`, with no stdin, default limits and no files.
+    pub fn new(language: Language, source: &'a str) -> Self {
+        RunRequest {
+            language,
+            source,
+            stdin: b"",
+            limits: Limits::default(),
+            compile: CompileLimits::default(),
+            files: JobFiles::default(),
+        }
+    }
+
+    /// The same request reading `stdin`.
+    pub fn with_stdin(mut self, stdin: &'a [u8]) -> Self {
+        self.stdin = stdin;
+        self
+    }
+
+    /// The same request under `limits`.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The same request with other compile limits.
+    pub fn with_compile(mut self, compile: CompileLimits) -> Self {
+        self.compile = compile;
+        self
+    }
+
+    /// The same request with `files`.
+    pub fn with_files(mut self, files: JobFiles) -> Self {
+        self.files = files;
+        self
+    }
+}
+
 /// A program's compile step (when its language has one) and its run (unless the compile
 /// failed).
 #[derive(Debug, Clone, PartialEq)]
-pub struct SourceRun {
+pub struct RunOutput {
     /// `None` for interpreted languages.
     pub compile: Option<CompileStep>,
     /// `None` when the compile failed.
@@ -49,7 +113,7 @@ pub struct SourceRun {
     pub files: BTreeMap<String, Vec<u8>>,
 }
 
-impl SourceRun {
+impl RunOutput {
     /// The run's status, or `Error` when the program did not compile.
     pub fn status(&self) -> RunStatus {
         self.run.as_ref().map_or(RunStatus::Error, |r| r.status)
@@ -97,19 +161,21 @@ impl ModuleCache {
 }
 
 impl Sandbox {
-    /// Runs `source` in `language` like its usual command line (`python3 main.py`,
-    /// `node main.js`, `gcc main.c && ./a.out`, ...), with `stdin`, `files` placed in its
-    /// directory first and `files.fetch` read back after. The compile of C and C++ is limited
-    /// by `compile` and the run by `limits`.
-    pub async fn run_source(
-        &self,
-        language: Language,
-        source: &str,
-        stdin: &[u8],
-        limits: &Limits,
-        compile: &CompileLimits,
-        files: &JobFiles,
-    ) -> Result<SourceRun> {
+    /// Runs a program like its usual command line (`python3 main.py`, `node main.js`,
+    /// `gcc main.c && ./a.out`, ...), with its stdin, its files placed in its directory first
+    /// and `files.fetch` read back after; the compile of C and C++ is limited by
+    /// `request.compile` and the run by `request.limits`. The one entry point for every
+    /// language ([`Sandbox::run`] is its Python shorthand).
+    pub async fn run_program(&self, request: &RunRequest<'_>) -> Result<RunOutput> {
+        let RunRequest {
+            language,
+            source,
+            stdin,
+            limits,
+            compile,
+            files,
+        } = request;
+        let (language, source, stdin) = (*language, *source, *stdin);
         let (compile, run, files) = match language {
             Language::Python => {
                 let (run, fetched) = self.run_with_files(source, stdin, limits, files).await?;
@@ -149,7 +215,7 @@ impl Sandbox {
                     .await;
             }
         };
-        Ok(SourceRun {
+        Ok(RunOutput {
             compile,
             run,
             files,
@@ -164,7 +230,7 @@ impl Sandbox {
         limits: &Limits,
         compile_limits: &CompileLimits,
         files: &JobFiles,
-    ) -> Result<SourceRun> {
+    ) -> Result<RunOutput> {
         let compiler = self.compiler()?;
         let (wasm, step) = match compiler.compile(lang, source, compile_limits).await? {
             Compiled::Failed {
@@ -179,7 +245,7 @@ impl Sandbox {
                     cached: false,
                     timed_out: return_code == crate::cc::TIMEOUT_CODE,
                 };
-                return Ok(SourceRun {
+                return Ok(RunOutput {
                     compile: Some(step),
                     run: None,
                     files: BTreeMap::new(),
@@ -216,7 +282,7 @@ impl Sandbox {
             }
         };
         let (run, fetched) = self.run_command_module(&pre, stdin, limits, files).await?;
-        Ok(SourceRun {
+        Ok(RunOutput {
             compile: Some(step),
             run: Some(run),
             files: fetched,

@@ -13,7 +13,7 @@ use grpo_tasks::{CodeTask, CodeTests, Language, StdioCase};
 use crate::cc::CompileLimits;
 use crate::files::JobFiles;
 use crate::harness::{self, Report};
-use crate::languages::CompileStep;
+use crate::languages::{CompileStep, RunRequest};
 use crate::sandbox::Sandbox;
 
 /// The accuracy of code tasks: each program of a group run against the task's tests.
@@ -204,16 +204,15 @@ impl CodeReward {
                     let (program, stdin) = (program.clone(), case.stdin.clone());
                     let language = task.language;
                     self.spawn(async move {
-                        sandbox
-                            .run_source(
-                                language,
-                                &program,
-                                stdin.as_bytes(),
-                                &limits,
-                                &compile,
-                                &JobFiles::default(),
-                            )
-                            .await
+                        let request = RunRequest {
+                            language,
+                            source: &program,
+                            stdin: stdin.as_bytes(),
+                            limits,
+                            compile,
+                            files: JobFiles::default(),
+                        };
+                        sandbox.run_program(&request).await
                     })
                 })
                 .collect::<Result<_>>()?;

@@ -192,7 +192,8 @@ impl Sandbox {
     }
 
     /// Runs `program` as a script (`__name__ == "__main__"`) with `stdin`, like `python3 -I`:
-    /// an uncaught exception prints its traceback and exits 1, `sys.exit(n)` exits `n`.
+    /// an uncaught exception prints its traceback and exits 1, `sys.exit(n)` exits `n`. The
+    /// Python shorthand of [`Sandbox::run_program`], on the same run path.
     pub async fn run(&self, program: &str, stdin: &[u8], limits: &Limits) -> Result<RunResult> {
         let job = Job::script(program);
         Ok(self.execute(&job, stdin, limits).await?.0)
@@ -202,7 +203,7 @@ impl Sandbox {
     /// `/tmp` and current directory); returns the files of `files.fetch` as they are after the
     /// run (missing ones, links and non-regular files left out, at most the output cap in all).
     /// Placed files count toward the run's file quota.
-    pub async fn run_with_files(
+    pub(crate) async fn run_with_files(
         &self,
         program: &str,
         stdin: &[u8],
@@ -213,38 +214,6 @@ impl Sandbox {
         let job = Job::script(program);
         let (run, _, fetched) = self.execute_with(&job, stdin, limits, files).await?;
         Ok((run, fetched))
-    }
-
-    /// [`Sandbox::run`] for callers without an async runtime. Must not be called from inside
-    /// one (it blocks on a process-wide runtime).
-    pub fn run_blocking(&self, program: &str, stdin: &[u8], limits: &Limits) -> Result<RunResult> {
-        blocking_runtime()?.block_on(self.run(program, stdin, limits))
-    }
-
-    /// Runs many programs concurrently (at most [`Sandbox::concurrency`] at a time, spread over
-    /// the runtime's worker threads); results come back in input order.
-    pub async fn run_batch(
-        &self,
-        programs: Vec<(String, Vec<u8>)>,
-        limits: &Limits,
-    ) -> Vec<Result<RunResult>> {
-        let handles: Vec<_> = programs
-            .into_iter()
-            .map(|(program, stdin)| {
-                let sandbox = self.clone();
-                let limits = limits.clone();
-                tokio::spawn(async move { sandbox.run(&program, &stdin, &limits).await })
-            })
-            .collect();
-        let mut results = Vec::with_capacity(handles.len());
-        for handle in handles {
-            results.push(handle.await.unwrap_or_else(|e| {
-                Err(SandboxError::Engine {
-                    reason: format!("run task: {e}"),
-                })
-            }));
-        }
-        results
     }
 
     /// QuickJS-NG, compiled (through the disk cache) and linked on first use, and its version.
@@ -294,7 +263,7 @@ impl Sandbox {
     /// Runs a JavaScript program like `node main.js` (see `js_prelude.js` for the Node.js
     /// surface there is), with `files` placed in its directory first and `files.fetch` read
     /// back after.
-    pub async fn run_javascript(
+    pub(crate) async fn run_javascript(
         &self,
         program: &str,
         stdin: &[u8],

@@ -35,7 +35,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use grpo_sandbox::Sandbox;
+//! use grpo_sandbox::{RunRequest, Sandbox};
 //! use grpo_serve::{Service, ServiceConfig};
 //! let service = Service::new(Sandbox::shared()?, ServiceConfig::default())?;
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
@@ -76,7 +76,7 @@ pub use admission::Admission;
 pub use error::{ApiError, BodyDeadline, JsonBody};
 use grpo_rewards::code::{LimitCaps, Limits};
 use grpo_rewards::{ScoreOptions, Scorer, ScoringConfig, Weights};
-use grpo_sandbox::Sandbox;
+use grpo_sandbox::{RunRequest, Sandbox};
 pub use metrics::Metrics;
 use run_code::{RunCodeRequest, RunCodeResponse};
 use score::{PreparedScore, ScoreRequest, ScoreResponse};
@@ -492,10 +492,15 @@ async fn run_code_handler(
     let executor = state.config.executor.clone();
     let language = request.language()?;
     let compile = request.compile_limits(state.config.max_run_timeout_s);
-    let outcome = state
-        .sandbox
-        .run_source(language, &request.code, stdin, &limits, &compile, &files)
-        .await;
+    let program = RunRequest {
+        language,
+        source: &request.code,
+        stdin,
+        limits,
+        compile,
+        files,
+    };
+    let outcome = state.sandbox.run_program(&program).await;
     let response = match outcome {
         Ok(run) => RunCodeResponse::from_source(run, executor),
         Err(e) => {

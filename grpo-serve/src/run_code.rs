@@ -33,9 +33,9 @@ use super::error::ApiError;
 use grpo_rewards::code::Limits;
 use grpo_rewards::code::limits::MIN_MEMORY_MB;
 use grpo_rewards::result::{RunResult, RunStatus};
+use grpo_sandbox::RunOutput;
 use grpo_sandbox::cc::CompileLimits;
 use grpo_sandbox::files::{JobFiles, JobPath};
-use grpo_sandbox::languages::SourceRun;
 use grpo_tasks::Language;
 
 /// SandboxFusion's languages; those this server does not run are refused with a clear 422.
@@ -325,7 +325,7 @@ impl RunCodeResponse {
 
     /// The answer for a program in any language: a compile error is `Failed` with the
     /// compiler's result and no run.
-    pub fn from_source(run: SourceRun, executor: Option<String>) -> Self {
+    pub fn from_source(run: RunOutput, executor: Option<String>) -> Self {
         let compile_result = run.compile.as_ref().map(|step| CommandRunResult {
             status: if step.timed_out {
                 CommandRunStatus::TimeLimitExceeded

@@ -12,9 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use grpo_rewards::code::Limits;
-use grpo_sandbox::Sandbox;
-use grpo_sandbox::cc::CompileLimits;
-use grpo_sandbox::files::JobFiles;
+use grpo_sandbox::{RunRequest, Sandbox};
 use grpo_tasks::Language;
 
 /// Run one program in the sandbox and print its run result.
@@ -66,15 +64,11 @@ impl Args {
             .enable_all()
             .build()
             .context("starting the async runtime")?;
+        let request = RunRequest::new(language, &program)
+            .with_stdin(&stdin)
+            .with_limits(limits);
         let run = runtime
-            .block_on(sandbox.run_source(
-                language,
-                &program,
-                &stdin,
-                &limits,
-                &CompileLimits::default(),
-                &JobFiles::default(),
-            ))
+            .block_on(sandbox.run_program(&request))
             .with_context(|| format!("running the {language} program"))?;
         let compile = run.compile.as_ref().map(|step| {
             serde_json::json!({

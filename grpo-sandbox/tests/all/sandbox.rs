@@ -535,9 +535,30 @@ mod harnesses {
         let programs: Vec<(String, Vec<u8>)> = (0..8)
             .map(|i| (format!("print({i} * {i})"), Vec::new()))
             .collect();
-        let results = rt().block_on(sandbox().run_batch(programs, &quick()));
+        let results = rt().block_on(run_all(sandbox(), programs, &quick()));
         let outs: Vec<String> = results.into_iter().map(|r| r.unwrap().stdout).collect();
         let want: Vec<String> = (0..8).map(|i| format!("{}\n", i * i)).collect();
         assert_eq!(outs, want);
     }
+}
+
+/// Runs `programs` concurrently (the sandbox admits [`Sandbox::concurrency`] at a time);
+/// results in input order.
+pub async fn run_all(
+    sandbox: Sandbox,
+    programs: Vec<(String, Vec<u8>)>,
+    limits: &Limits,
+) -> Vec<grpo_sandbox::error::Result<RunResult>> {
+    let handles: Vec<_> = programs
+        .into_iter()
+        .map(|(program, stdin)| {
+            let (sandbox, limits) = (sandbox.clone(), limits.clone());
+            tokio::spawn(async move { sandbox.run(&program, &stdin, &limits).await })
+        })
+        .collect();
+    let mut results = Vec::with_capacity(handles.len());
+    for handle in handles {
+        results.push(handle.await.expect("a run task panicked"));
+    }
+    results
 }

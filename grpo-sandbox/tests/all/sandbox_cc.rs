@@ -4,10 +4,8 @@
 use std::sync::OnceLock;
 
 use grpo_rewards::{RunResult, RunStatus};
-use grpo_sandbox::cc::CompileLimits;
-use grpo_sandbox::files::JobFiles;
-use grpo_sandbox::languages::SourceRun;
 use grpo_sandbox::{Limits, Sandbox, SandboxOptions};
+use grpo_sandbox::{RunOutput, RunRequest};
 use grpo_tasks::Language;
 
 fn sandbox() -> Sandbox {
@@ -40,16 +38,11 @@ fn quick() -> Limits {
     }
 }
 
-fn source(language: Language, program: &str, stdin: &str) -> SourceRun {
-    rt().block_on(sandbox().run_source(
-        language,
-        program,
-        stdin.as_bytes(),
-        &quick(),
-        &CompileLimits::default(),
-        &JobFiles::default(),
-    ))
-    .unwrap()
+fn source(language: Language, program: &str, stdin: &str) -> RunOutput {
+    let request = RunRequest::new(language, program)
+        .with_stdin(stdin.as_bytes())
+        .with_limits(quick());
+    rt().block_on(sandbox().run_program(&request)).unwrap()
 }
 
 #[track_caller]
@@ -64,16 +57,10 @@ fn run_with(language: Language, program: &str, limits: &Limits) -> RunResult {
 
 #[track_caller]
 fn run_source_with(language: Language, program: &str, stdin: &str, limits: &Limits) -> RunResult {
-    let outcome = rt()
-        .block_on(sandbox().run_source(
-            language,
-            program,
-            stdin.as_bytes(),
-            limits,
-            &CompileLimits::default(),
-            &JobFiles::default(),
-        ))
-        .unwrap();
+    let request = RunRequest::new(language, program)
+        .with_stdin(stdin.as_bytes())
+        .with_limits(limits.clone());
+    let outcome = rt().block_on(sandbox().run_program(&request)).unwrap();
     let compile = outcome.compile.clone().unwrap();
     assert_eq!(
         compile.return_code, 0,

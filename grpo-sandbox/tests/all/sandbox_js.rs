@@ -5,7 +5,8 @@ use std::sync::OnceLock;
 
 use grpo_rewards::{RunResult, RunStatus};
 use grpo_sandbox::files::JobFiles;
-use grpo_sandbox::{Limits, Sandbox, SandboxOptions};
+use grpo_sandbox::{Limits, RunRequest, Sandbox, SandboxOptions};
+use grpo_tasks::Language;
 
 fn sandbox() -> Sandbox {
     static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
@@ -35,9 +36,11 @@ fn quick() -> Limits {
 }
 
 fn js_with(program: &str, stdin: &str, limits: &Limits) -> RunResult {
-    rt().block_on(sandbox().run_javascript(program, stdin.as_bytes(), limits, &JobFiles::default()))
-        .unwrap()
-        .0
+    let request = RunRequest::new(Language::Javascript, program)
+        .with_stdin(stdin.as_bytes())
+        .with_limits(limits.clone());
+    let output = rt().block_on(sandbox().run_program(&request)).unwrap();
+    output.run.expect("JavaScript has no compile step")
 }
 
 fn js(program: &str, stdin: &str) -> RunResult {
@@ -175,9 +178,11 @@ fn files_are_the_run_directory_only() {
         fetch: vec![grpo_sandbox::files::JobPath::parse("out.txt").unwrap()],
     };
     let program = "const fs = require('fs'); const n = Number(fs.readFileSync('in.txt', 'utf8')); fs.writeFileSync('out.txt', String(n * 6)); console.log(fs.existsSync('/etc/passwd'), fs.existsSync('in.txt'))";
-    let (run, fetched) = rt()
-        .block_on(sandbox().run_javascript(program, b"", &quick(), &files))
-        .unwrap();
+    let request = RunRequest::new(Language::Javascript, program)
+        .with_limits(quick())
+        .with_files(files);
+    let output = rt().block_on(sandbox().run_program(&request)).unwrap();
+    let (run, fetched) = (output.run.expect("no compile step"), output.files);
     assert_eq!(run.stdout, "false true\n", "{run:?}");
     assert_eq!(fetched.get("out.txt").map(Vec::as_slice), Some(&b"42"[..]));
     let run = js(

@@ -2,6 +2,7 @@
 //!
 //!     cargo test -p grpo-rewards --test all sandbox_throughput:: -- --ignored --nocapture --test-threads 1
 
+use crate::sandbox::run_all;
 use std::time::Instant;
 
 use grpo_sandbox::{Allocator, EngineOptions, Limits, Sandbox, SandboxOptions};
@@ -43,10 +44,10 @@ fn measure(allocator: Allocator, concurrency: usize, threads: usize, n: usize) -
             .collect::<Vec<_>>()
     };
     let limits = Limits::default();
-    rt.block_on(sandbox.run_batch(programs(20), &limits));
+    rt.block_on(run_all(sandbox.clone(), programs(20), &limits));
     let started = Instant::now();
     let cpu = cpu_seconds();
-    let results = rt.block_on(sandbox.run_batch(programs(n), &limits));
+    let results = rt.block_on(run_all(sandbox, programs(n), &limits));
     let secs = started.elapsed().as_secs_f64();
     println!(
         "  {:.2} ms CPU per check",

@@ -317,11 +317,8 @@ fn unknown_specs_say_what_exists() {
 /// The book's "Author your own pack" example is a valid pack.
 #[test]
 fn book_example_pack_loads() {
-    let readme = fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../docs/src/tasks.md"
-    ))
-    .unwrap();
+    let readme =
+        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/tasks.md")).unwrap();
     let section = &readme[readme.find("## Author your own pack").unwrap()..];
     let block = |lang: &str| {
         let start = section.find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
