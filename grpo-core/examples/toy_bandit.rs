@@ -1,7 +1,8 @@
 //! Example of GRPO on the smallest policy there is: a softmax over four arms, one token per
 //! completion, a reward of 1 for arm 2. Each step samples a group of eight arms, turns the
-//! rewards into group-relative advantages and takes a gradient step on the clipped loss; the
-//! probability of the rewarded arm climbs towards 1.
+//! rewards into group-relative advantages and takes a gradient step on the clipped loss (with
+//! the β-weighted KL to the uniform starting policy); the probability of the rewarded arm
+//! climbs towards 1.
 //!
 //!     cargo run -p grpo-core --example toy_bandit
 
@@ -29,6 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = GrpoConfig::preset(Algorithm::Grpo, 1);
     config.validate()?;
     let logits = Var::zeros(ARMS, DType::F32, &cpu)?;
+    // The frozen reference policy the β-weighted KL pulls towards: the uniform start.
+    let reference = logits.as_tensor().detach();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let learning_rate = 0.5;
     for step in 0..60 {
@@ -59,10 +62,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mask = response_mask(&[0; GROUP], &[1; GROUP], 1, &cpu)?;
         let logprobs = token_logprobs(&batch_logits, &targets)?;
         let old = logprobs.detach();
+        let reference = reference
+            .reshape((1, 1, ARMS))?
+            .broadcast_as((GROUP, 1, ARMS))?;
+        let ref_logprobs = token_logprobs(&reference, &targets)?;
         let inputs = LossInputs {
             logprobs: &logprobs,
             old_logprobs: &old,
-            ref_logprobs: None,
+            ref_logprobs: Some(&ref_logprobs),
             advantages: &advantages,
             mask: &mask,
             logits: None,

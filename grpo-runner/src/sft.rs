@@ -33,7 +33,9 @@ use crate::schedule::{Schedule, ScheduleKind};
 use crate::tokenizer::{CHAR_EOS, Tokenizer};
 use grpo_tasks::{CodeTask, MathTask};
 
-/// The tags of the R1-Zero answer format, single tokens in [`format_tokenizer`].
+/// The tags of the R1-Zero answer format, single tokens in [`format_tokenizer`]: the default
+/// [`AnswerFormat`](grpo_rewards::AnswerFormat)'s (a test keeps them equal), which the rewards
+/// read.
 pub const FORMAT_TAGS: [&str; 4] = ["<think>", "</think>", "<answer>", "</answer>"];
 
 /// A character-level tokenizer over every character of `texts` (plus digits and the
@@ -264,6 +266,11 @@ pub fn warm_up(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tokenizer_tags_are_the_rewards_tags() {
+        assert_eq!(FORMAT_TAGS, grpo_rewards::AnswerFormat::default().tags());
+    }
 
     /// A math task carrying the solution the generator would store for `expression`.
     fn generated(expression: &str, answer: &str) -> MathTask {

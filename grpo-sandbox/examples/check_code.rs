@@ -19,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "<answer>a, b = map(int, input().split())\nprint(abs(a + b) if a > 0 else 1)</answer>",
         "```python\nwhile True:\n    pass\n```",
         "```python\nprint(open('/etc/passwd').read())\n```",
-        "```python\nx = ' ' * (1 << 40)\n```",
+        "```python\nx = bytearray(1 << 30)\n```",
     ]
     .map(String::from);
 
