@@ -7,18 +7,8 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::common::rt;
 use grpo_sandbox::cc::{CLang, CompileLimits, Compiled, Compiler, TIMEOUT_CODE};
-
-fn rt() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    })
-}
 
 /// The shared compiler (the toolchain installed first when missing: see `cc_toolchain`),
 /// warmed once.

@@ -9,6 +9,7 @@
 
 mod cc;
 mod cc_toolchain;
+mod common;
 mod sandbox;
 mod sandbox_cc;
 mod sandbox_humaneval;

@@ -3,30 +3,12 @@
 //! Every test shares one compiled [`Sandbox`] (a static), so the runtime compiles once per
 //! test binary (and is loaded from the disk cache afterwards).
 
-use std::sync::OnceLock;
 use std::time::Instant;
 
+use crate::common::{quick, rt, sandbox};
 use grpo_rewards::{RunResult, RunStatus, VerdictKind};
-use grpo_sandbox::{Credit, Limits, Sandbox, SandboxOptions};
+use grpo_sandbox::{Credit, Limits, Sandbox};
 use grpo_tasks::{CodeTask, Task};
-
-fn sandbox() -> Sandbox {
-    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX
-        .get_or_init(|| Sandbox::new(&SandboxOptions::default()).unwrap())
-        .clone()
-}
-
-fn rt() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    })
-}
 
 fn run_with(program: &str, stdin: &str, limits: &Limits) -> RunResult {
     rt().block_on(sandbox().run(program, stdin.as_bytes(), limits))
@@ -35,16 +17,6 @@ fn run_with(program: &str, stdin: &str, limits: &Limits) -> RunResult {
 
 fn run(program: &str) -> RunResult {
     run_with(program, "", &quick())
-}
-
-/// Short limits so hostile programs end fast.
-fn quick() -> Limits {
-    Limits {
-        time_limit_ms: 1_000,
-        memory_mb: 128,
-        output_bytes: 64 * 1024,
-        ..Limits::default()
-    }
 }
 
 fn code_task(json: &str) -> Task {

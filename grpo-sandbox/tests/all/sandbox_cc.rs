@@ -1,41 +1,16 @@
 //! C and C++ programs end to end: compiled by the confined zig, run in wasmtime with the same
 //! limits as Python, with native-style exit codes for faults, and the hostile-program suite.
 
-use std::sync::OnceLock;
-
+use crate::common::{quick, rt};
 use grpo_rewards::{RunResult, RunStatus};
-use grpo_sandbox::{Limits, Sandbox, SandboxOptions};
+use grpo_sandbox::{Limits, Sandbox};
 use grpo_sandbox::{RunOutput, RunRequest};
 use grpo_tasks::Language;
 
+/// The shared sandbox, with the C/C++ toolchain installed first when it is missing.
 fn sandbox() -> Sandbox {
-    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX
-        .get_or_init(|| {
-            crate::cc_toolchain::ensure();
-            Sandbox::new(&SandboxOptions::default()).unwrap()
-        })
-        .clone()
-}
-
-fn rt() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    })
-}
-
-fn quick() -> Limits {
-    Limits {
-        time_limit_ms: 1_000,
-        memory_mb: 128,
-        output_bytes: 64 * 1024,
-        ..Limits::default()
-    }
+    crate::cc_toolchain::ensure();
+    crate::common::sandbox()
 }
 
 fn source(language: Language, program: &str, stdin: &str) -> RunOutput {

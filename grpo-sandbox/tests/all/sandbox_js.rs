@@ -1,39 +1,11 @@
 //! JavaScript (QuickJS-NG with the Node.js prelude) and TypeScript end to end: how programs
 //! read stdin and write stdout, exit codes, limits, and hostile programs.
 
-use std::sync::OnceLock;
-
+use crate::common::{quick, rt, sandbox};
 use grpo_rewards::{RunResult, RunStatus};
 use grpo_sandbox::files::JobFiles;
-use grpo_sandbox::{Limits, RunRequest, Sandbox, SandboxOptions};
+use grpo_sandbox::{Limits, RunRequest};
 use grpo_tasks::Language;
-
-fn sandbox() -> Sandbox {
-    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX
-        .get_or_init(|| Sandbox::new(&SandboxOptions::default()).unwrap())
-        .clone()
-}
-
-fn rt() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    })
-}
-
-fn quick() -> Limits {
-    Limits {
-        time_limit_ms: 1_000,
-        memory_mb: 128,
-        output_bytes: 64 * 1024,
-        ..Limits::default()
-    }
-}
 
 fn js_with(program: &str, stdin: &str, limits: &Limits) -> RunResult {
     let request = RunRequest::new(Language::Javascript, program)
