@@ -27,7 +27,7 @@ use std::sync::Arc;
 pub use error::SandboxError;
 pub use grpo_rewards::code::{Credit, LimitCaps, Limits};
 pub use languages::{CompileStep, RunOutput, RunRequest};
-pub use reward::{CodeReward, check_reference, first_difference};
+pub use reward::{CodeReward, first_difference};
 pub use runtime::{Allocator, EngineOptions};
 pub use sandbox::{Sandbox, SandboxOptions};
 

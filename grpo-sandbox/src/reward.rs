@@ -65,21 +65,6 @@ impl CodeReward {
         &self.sandbox
     }
 
-    /// Judges one program of a code task.
-    pub async fn judge_one(
-        &self,
-        task: &CodeTask,
-        program: &str,
-        options: &ScoreOptions,
-    ) -> Result<Score> {
-        let mut scores = self
-            .judge_programs(task, std::slice::from_ref(&program.to_owned()), options)
-            .await?;
-        scores
-            .pop()
-            .ok_or_else(|| RewardError::fault(&task.id, "no score for the program"))
-    }
-
     /// Runs `fut` on the caller's tokio runtime, or on the sandbox's own when the caller has
     /// none (a plain executor, [`Scorer::score_group_blocking`](grpo_rewards::Scorer)).
     fn spawn<F>(&self, fut: F) -> Result<tokio::task::JoinHandle<F::Output>>
@@ -494,19 +479,6 @@ impl CodeJudge for CodeReward {
     ) -> BoxFuture<'a, Result<Vec<Score>>> {
         Box::pin(self.judge_programs(task, programs, options))
     }
-}
-
-/// Runs a code task's reference solution through [`CodeReward`] (extracted as a completion
-/// would be); `None` when it has none.
-pub async fn check_reference(
-    reward: &CodeReward,
-    task: &CodeTask,
-    options: &ScoreOptions,
-) -> Option<Result<Score>> {
-    let reference = task.reference.as_ref()?;
-    let program =
-        grpo_rewards::code::program_for(task, reference, &grpo_rewards::AnswerFormat::default());
-    Some(reward.judge_one(task, &program, options).await)
 }
 
 #[cfg(test)]
