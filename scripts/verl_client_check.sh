@@ -7,17 +7,20 @@
 # builds the `grpo` binary unless $GRPO_BIN names one, then runs
 #   scripts/verl_client_check.py   verl's unmodified SandboxFusion client, SandboxFusion's SDK,
 #                                  the TRL adapter
+#   scripts/remote_reward_check.py OpenRLHF's remote reward client (from its wheel) and slime's
+#                                  request, against two servers with and without a token
 #   clients/python/tests           the Python client against a running server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${GRPO_VENV:-$(mktemp -d)/venv}"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check requests httpx pytest sandbox-fusion==0.3.7
+    "$venv/bin/pip" install -q --disable-pip-version-check requests httpx aiohttp pytest sandbox-fusion==0.3.7
 fi
 if [ -z "${GRPO_BIN:-}" ]; then
     cargo build -q -p grpo-cli
     export GRPO_BIN="$PWD/target/debug/grpo"
 fi
 "$venv/bin/python" scripts/verl_client_check.py
+"$venv/bin/python" scripts/remote_reward_check.py
 "$venv/bin/python" -m pytest -q clients/python/tests

@@ -2,14 +2,14 @@
 
 One small module on `httpx`:
 
-- `GrpoClient` / `AsyncGrpoClient`: `score(...)` (one task and a group of completions,
+- `GrpoClient` / `AsyncGrpoClient` (one server or a list of them): `score(...)` (one task and a group of completions,
   `POST /v1/score`), `run_code(...)` (SandboxFusion's `POST /run_code`), `ping()`.
 - `trl_reward_function(url)`: an async reward function for TRL's `GRPOTrainer`.
 - `compute_score(...)`: a verl `custom_reward_function` hook.
 
 Transient failures (connection errors, timeouts, HTTP 502/503/504, SandboxFusion's
-`SandboxError`) are retried with exponential backoff; when the retries are spent the call
-raises `GrpoServiceError`. A reward function must never answer a silent 0 or None for a
+`SandboxError`) are retried with exponential backoff, on another server when there are
+several; when the retries are spent the call raises `GrpoServiceError`. A reward function must never answer a silent 0 or None for a
 completion it could not score: that would corrupt its group's advantages.
 
     >>> client = GrpoClient("http://127.0.0.1:8080")              # doctest: +SKIP
@@ -22,8 +22,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import httpx
 
@@ -107,18 +108,69 @@ def _transient(response: Optional[httpx.Response], body: Any) -> bool:
     return isinstance(body, dict) and body.get("status") == "SandboxError"
 
 
-class GrpoClient:
-    """A blocking client.
+class _Endpoints:
+    """The servers of one client: requests go round-robin over them, and a server that
+    failed to answer (connection refused or reset, timeout, 502/503/504) is passed over for
+    `cooldown` seconds, so a batch keeps going on the others when one goes away."""
 
-    `retries` is the number of extra attempts after the first on transient failures;
-    `backoff` the first delay in seconds (doubled each time).
+    def __init__(self, url: Union[str, Sequence[str]], cooldown: float):
+        urls = [url] if isinstance(url, str) else list(url)
+        if not urls:
+            raise ValueError("give at least one server URL")
+        self.urls = [u.rstrip("/") for u in urls]
+        self.cooldown = cooldown
+        self._next = 0
+        self._down_until = [0.0] * len(self.urls)
+        self._lock = threading.Lock()
+
+    def pick(self, avoid: Optional[int] = None) -> int:
+        """The next server that is up (not `avoid` when another is up); when every server
+        failed lately, the one whose cool-down ends first."""
+        with self._lock:
+            now = time.monotonic()
+            n = len(self.urls)
+            order = [(self._next + k) % n for k in range(n)]
+            up = [i for i in order if self._down_until[i] <= now]
+            choices = [i for i in up if i != avoid] or up
+            chosen = choices[0] if choices else min(order, key=lambda i: self._down_until[i])
+            self._next = (chosen + 1) % n
+            return chosen
+
+    def failed(self, index: int) -> None:
+        with self._lock:
+            self._down_until[index] = time.monotonic() + self.cooldown
+
+    def served(self, index: int) -> None:
+        with self._lock:
+            self._down_until[index] = 0.0
+
+
+def _headers(token: Optional[str]) -> dict:
+    token = token if token is not None else os.environ.get("GRPO_AUTH_TOKEN")
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+class GrpoClient:
+    """A blocking client of one server or several.
+
+    `url` is one server or a list of servers: requests are spread over them round-robin, and a
+    transient failure is retried on another server. Every route of `grpo serve` is idempotent
+    (scoring is a pure function, a sandboxed run changes nothing outside its sandbox), so
+    retrying after a timeout is safe; only transient failures are retried (connection errors,
+    timeouts, 502/503/504, SandboxFusion's `SandboxError`), never a 4xx (the request is wrong)
+    or a 500 (it would fail again). `retries` is the number of extra attempts after the first;
+    `backoff` the first delay in seconds (doubled each time). `token` (default
+    `$GRPO_AUTH_TOKEN`) is sent as `Authorization: Bearer <token>`.
     """
 
-    def __init__(self, url: str = DEFAULT_URL, timeout: float = 120.0, retries: int = 4, backoff: float = 0.25):
-        self.url = url.rstrip("/")
+    def __init__(self, url: Union[str, Sequence[str]] = DEFAULT_URL, timeout: float = 120.0, retries: int = 4,
+                 backoff: float = 0.25, token: Optional[str] = None, cooldown: float = 5.0):
+        self._endpoints = _Endpoints(url, cooldown)
+        self.url = self._endpoints.urls[0]
+        self.urls = self._endpoints.urls
         self.retries = retries
         self.backoff = backoff
-        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+        self._http = httpx.Client(timeout=timeout, headers=_headers(token))
 
     def close(self) -> None:
         self._http.close()
@@ -131,19 +183,23 @@ class GrpoClient:
 
     def _request(self, method: str, path: str, body: Any = None) -> Any:
         last = "no attempt made"
+        server: Optional[int] = None
         for attempt in range(self.retries + 1):
-            response = None
+            server = self._endpoints.pick(avoid=server)
+            url = self._endpoints.urls[server] + path
             try:
-                response = self._http.request(method, path, json=body)
+                response = self._http.request(method, url, json=body)
                 if response.status_code not in TRANSIENT_STATUS:
                     result = _check(response)
                     if not _transient(response, result):
+                        self._endpoints.served(server)
                         return result
-                    last = f"sandbox error: {result.get('message')}"
+                    last = f"{url}: sandbox error: {result.get('message')}"
                 else:
-                    last = f"HTTP {response.status_code}: {response.text[:200]}"
+                    last = f"{url}: HTTP {response.status_code}: {response.text[:200]}"
             except httpx.TransportError as e:  # connection refused, reset, timeout
-                last = f"{type(e).__name__}: {e}"
+                last = f"{url}: {type(e).__name__}: {e}"
+            self._endpoints.failed(server)
             if attempt < self.retries:
                 time.sleep(self.backoff * 2**attempt)
         raise GrpoServiceError(f"{method} {path} failed after {self.retries + 1} attempts: {last}")
@@ -169,14 +225,19 @@ class GrpoClient:
 
 
 class AsyncGrpoClient:
-    """The asyncio twin of `GrpoClient` (same arguments and methods, awaited)."""
+    """The asyncio twin of `GrpoClient` (same arguments and methods, awaited). Concurrent
+    calls (`asyncio.gather` over the groups of a batch) are spread over the servers."""
 
-    def __init__(self, url: str = DEFAULT_URL, timeout: float = 120.0, retries: int = 4, backoff: float = 0.25,
-                 max_connections: int = 64):
-        self.url = url.rstrip("/")
+    def __init__(self, url: Union[str, Sequence[str]] = DEFAULT_URL, timeout: float = 120.0, retries: int = 4,
+                 backoff: float = 0.25, max_connections: int = 64, token: Optional[str] = None,
+                 cooldown: float = 5.0):
+        self._endpoints = _Endpoints(url, cooldown)
+        self.url = self._endpoints.urls[0]
+        self.urls = self._endpoints.urls
         self.retries = retries
         self.backoff = backoff
         self._timeout = timeout
+        self._headers = _headers(token)
         self._limits = httpx.Limits(max_connections=max_connections)
         self._http: Optional[httpx.AsyncClient] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
@@ -186,7 +247,7 @@ class AsyncGrpoClient:
         # runs us on a new loop: a connection pool cannot outlive its loop.
         loop = asyncio.get_running_loop()
         if self._http is None or self._loop is not loop:
-            self._http = httpx.AsyncClient(base_url=self.url, timeout=self._timeout, limits=self._limits)
+            self._http = httpx.AsyncClient(timeout=self._timeout, limits=self._limits, headers=self._headers)
             self._loop = loop
         return self._http
 
@@ -203,18 +264,23 @@ class AsyncGrpoClient:
 
     async def _request(self, method: str, path: str, body: Any = None) -> Any:
         last = "no attempt made"
+        server: Optional[int] = None
         for attempt in range(self.retries + 1):
+            server = self._endpoints.pick(avoid=server)
+            url = self._endpoints.urls[server] + path
             try:
-                response = await self._client().request(method, path, json=body)
+                response = await self._client().request(method, url, json=body)
                 if response.status_code not in TRANSIENT_STATUS:
                     result = _check(response)
                     if not _transient(response, result):
+                        self._endpoints.served(server)
                         return result
-                    last = f"sandbox error: {result.get('message')}"
+                    last = f"{url}: sandbox error: {result.get('message')}"
                 else:
-                    last = f"HTTP {response.status_code}: {response.text[:200]}"
+                    last = f"{url}: HTTP {response.status_code}: {response.text[:200]}"
             except httpx.TransportError as e:
-                last = f"{type(e).__name__}: {e}"
+                last = f"{url}: {type(e).__name__}: {e}"
+            self._endpoints.failed(server)
             if attempt < self.retries:
                 await asyncio.sleep(self.backoff * 2**attempt)
         raise GrpoServiceError(f"{method} {path} failed after {self.retries + 1} attempts: {last}")
@@ -224,6 +290,11 @@ class AsyncGrpoClient:
 
     async def score(self, completions: Sequence[str], **shape: Any) -> list[dict]:
         return (await self._request("POST", "/v1/score", _score_body(completions, **shape)))["results"]
+
+    async def score_batch(self, groups: Sequence[tuple[Sequence[str], dict]]) -> list[list[dict]]:
+        """Scores many groups at once, spread over the servers: `groups` holds
+        `(completions, shape)` pairs, `shape` the keyword arguments of `score`."""
+        return list(await asyncio.gather(*(self.score(c, **shape) for c, shape in groups)))
 
     async def run_code(self, code: str, stdin: Optional[str] = None, run_timeout: float = 10,
                        memory_limit_mb: int = 1024) -> dict:
@@ -248,7 +319,7 @@ def _groups(n: int, values: Sequence[Any]) -> list[tuple[int, int]]:
     return spans
 
 
-def trl_reward_function(url: str = DEFAULT_URL, column: Optional[str] = None, credit: Optional[str] = None,
+def trl_reward_function(url: Union[str, Sequence[str]] = DEFAULT_URL, column: Optional[str] = None, credit: Optional[str] = None,
                         client: Optional[AsyncGrpoClient] = None, name: str = "grpo_accuracy"):
     """An async reward function for TRL's `GRPOTrainer(reward_funcs=[...])`.
 
@@ -300,13 +371,14 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
                   url: Optional[str] = None) -> dict:
     """A verl `custom_reward_function`: `custom_reward_function.path=grpo_client.py`,
     `custom_reward_function.name=compute_score`. The server is `url`, else `$GRPO_URL`, else
-    http://127.0.0.1:8080. Returns `{"score": reward, "acc": correct, "verdict": kind}`;
+    http://127.0.0.1:8080; several servers are given comma-separated. Returns `{"score": reward, "acc": correct, "verdict": kind}`;
     raises `GrpoServiceError` when the service cannot score (never a silent 0).
     """
     global _VERL_CLIENT
     target = url or os.environ.get("GRPO_URL", DEFAULT_URL)
-    if _VERL_CLIENT is None or _VERL_CLIENT.url != target.rstrip("/"):
-        _VERL_CLIENT = GrpoClient(target)
+    urls = [u.strip().rstrip("/") for u in target.split(",") if u.strip()]
+    if _VERL_CLIENT is None or _VERL_CLIENT.urls != urls:
+        _VERL_CLIENT = GrpoClient(urls)
     if isinstance(ground_truth, dict) and "kind" in ground_truth:
         shape = {"task": ground_truth}
     else:

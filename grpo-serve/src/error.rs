@@ -77,6 +77,12 @@ pub enum ApiError {
         /// What failed.
         reason: String,
     },
+    /// The request lacks the service's bearer token, or carries another one (401).
+    #[error(
+        "this server requires a bearer token: send `Authorization: Bearer <token>` \
+         (the token `grpo serve` was given with --auth-token-file or GRPO_AUTH_TOKEN)"
+    )]
+    Unauthorized,
     /// The server is shutting down (503).
     #[error("the server is shutting down")]
     ShuttingDown,
@@ -101,6 +107,7 @@ impl ApiError {
             ApiError::Overloaded { .. } => StatusCode::GATEWAY_TIMEOUT,
             ApiError::NotImplemented { .. } => StatusCode::NOT_IMPLEMENTED,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::ShuttingDown | ApiError::SandboxFault { .. } => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -120,6 +127,7 @@ impl ApiError {
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::NotImplemented { .. } => "not_implemented",
             ApiError::NotFound { .. } => "not_found",
+            ApiError::Unauthorized => "unauthorized",
             ApiError::ShuttingDown => "shutting_down",
             ApiError::SandboxFault { .. } => "sandbox_error",
             ApiError::Internal { .. } => "internal",
@@ -137,6 +145,11 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "detail": self.to_string(), "code": self.code() });
+        if self == ApiError::Unauthorized {
+            // RFC 6750: a 401 names the scheme it wants.
+            let challenge = [(axum::http::header::WWW_AUTHENTICATE, "Bearer")];
+            return (self.status(), challenge, Json(body)).into_response();
+        }
         (self.status(), Json(body)).into_response()
     }
 }

@@ -6,6 +6,8 @@
 //! | `POST /run_code` | SandboxFusion's request and response shapes ([`run_code`]): Python, C, C++, JavaScript, TypeScript |
 //! | `GET /v1/ping` | `"pong"` (SandboxFusion's health check) |
 //! | `POST /v1/score` | one task + a group of completions → one scored result each ([`score`]) |
+//! | `POST /get_reward` | OpenRLHF's remote reward model: `query`, `prompts`, `labels` → `rewards` ([`remote`]) |
+//! | `POST /v1/reward` | slime's remote reward: `prompt`, `response`, `label` → the reward ([`remote`]) |
 //! | `GET /healthz` | 200 while the process serves |
 //! | `GET /readyz` | 200 when ready for work, 503 once shutdown began |
 //! | `GET /metrics` | Prometheus text ([`metrics`]) |
@@ -24,6 +26,9 @@
 //! clamped to them, as `/run_code` clamps its `run_timeout` and `memory_limit_MB`.
 //! Bad input gets a JSON 4xx (`{"detail", "code"}`, see [`error`]); handlers never panic, and
 //! a panic would be answered 500 without taking the server down.
+//!
+//! With an [`AuthToken`] in the configuration, every route but `/healthz` and `/readyz`
+//! answers 401 unless the request carries `Authorization: Bearer <token>` ([`auth`]).
 //!
 //! Abusive clients are bounded at the connection too. A body whose `Content-Length` is over
 //! `max_body_bytes` is answered 413 from the header, before any of it is read. Request heads
@@ -46,8 +51,10 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod auth;
 pub mod error;
 pub mod metrics;
+pub mod remote;
 pub mod run_code;
 pub mod score;
 
@@ -73,6 +80,7 @@ use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 pub use admission::Admission;
+pub use auth::AuthToken;
 pub use error::{ApiError, BodyDeadline, JsonBody};
 use grpo_rewards::code::{LimitCaps, Limits};
 use grpo_rewards::{ScoreOptions, Scorer, ScoringConfig, Weights};
@@ -116,6 +124,8 @@ pub struct ServiceConfig {
     pub limits: Limits,
     /// The name reported as `executor_pod_name` in `/run_code` answers.
     pub executor: Option<String>,
+    /// The bearer token every route but the health checks requires; `None` serves anyone.
+    pub auth_token: Option<AuthToken>,
 }
 
 impl ServiceConfig {
@@ -144,6 +154,7 @@ impl Default for ServiceConfig {
             max_memory_mb: 1024,
             limits: Limits::default(),
             executor: std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()),
+            auth_token: None,
         }
     }
 }
@@ -162,7 +173,7 @@ impl std::fmt::Debug for Service {
     }
 }
 
-struct ServiceState {
+pub(crate) struct ServiceState {
     config: ServiceConfig,
     sandbox: Sandbox,
     /// Built once: a request brings only its [`ScoreOptions`].
@@ -223,6 +234,8 @@ impl Service {
             .route("/v1/ping", get(|| async { axum::Json("pong") }))
             .route("/v1/languages", get(languages_handler))
             .route("/v1/score", post(score_handler))
+            .route("/get_reward", post(remote::get_reward_handler))
+            .route("/v1/reward", post(remote::reward_handler))
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(readyz))
             .route("/metrics", get(metrics_handler));
@@ -242,11 +255,16 @@ impl Service {
                     path: request.uri().path().to_owned(),
                 }
             })
-            // Innermost first: the body guard, the panic guard, the metrics (which see their
-            // 413 and 500), the request log.
+            // Innermost first: the body guard, the token check (a refused request's body is
+            // never read), the panic guard, the metrics (which see their 401, 413 and 500),
+            // the request log.
             .layer(middleware::from_fn_with_state(
                 self.state.clone(),
                 guard_body,
+            ))
+            .layer(middleware::from_fn_with_state(
+                self.state.clone(),
+                authorize,
             ))
             .layer(CatchPanicLayer::custom(panic_response))
             .layer(middleware::from_fn_with_state(self.state.clone(), observe))
@@ -353,7 +371,7 @@ pub const UNSUPPORTED_ROUTES: [&str; 8] = [
     "/get_metrics_function",
 ];
 
-type AppState = Arc<ServiceState>;
+pub(crate) type AppState = Arc<ServiceState>;
 
 async fn readyz(State(state): State<AppState>) -> Response {
     if state.shutting_down.load(Ordering::SeqCst) {
@@ -383,6 +401,26 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
         .metrics
         .record_request(&route, response.status().as_u16(), started.elapsed());
     response
+}
+
+/// Answers 401 to a request without the configured bearer token (health checks excepted).
+async fn authorize(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if let Some(token) = &state.config.auth_token
+        && !auth::OPEN_ROUTES.contains(&request.uri().path())
+    {
+        let presented = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|v| v.as_bytes());
+        if !token.admits(presented) {
+            tracing::debug!(
+                path = request.uri().path(),
+                "refused: no valid bearer token"
+            );
+            return ApiError::Unauthorized.into_response();
+        }
+    }
+    next.run(request).await
 }
 
 /// Refuses a body whose declared `Content-Length` is over the limit before reading any of
@@ -420,7 +458,10 @@ fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ApiError::Internal { reason }.into_response()
 }
 
-async fn admit(state: &ServiceState, wait: Duration) -> Result<admission::Admitted, ApiError> {
+pub(crate) async fn admit(
+    state: &ServiceState,
+    wait: Duration,
+) -> Result<admission::Admitted, ApiError> {
     if state.shutting_down.load(Ordering::SeqCst) {
         return Err(ApiError::ShuttingDown);
     }

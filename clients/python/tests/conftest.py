@@ -23,9 +23,9 @@ def grpo_binary() -> str:
     return str(ROOT / "target" / "debug" / "grpo")
 
 
-def start(*args: str):
+def start(*args: str, env=None):
     process = subprocess.Popen([grpo_binary(), "serve", "--addr", "127.0.0.1:0", *args],
-                               stdout=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, text=True, env=env)
     line = process.stdout.readline()
     if not line:
         process.kill()
@@ -45,6 +45,30 @@ def url():
 def tight_url():
     """A server that serves one request at a time and queues none."""
     process, address = start("--max-inflight", "1", "--max-queue", "0")
+    yield address
+    process.terminate()
+    assert process.wait(timeout=30) == 0
+
+
+@pytest.fixture()
+def two_urls():
+    """Two servers; a test may stop either (both are stopped afterwards)."""
+    servers = [start(), start()]
+    yield [address for _, address in servers], [process for process, _ in servers]
+    for process, _ in servers:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+TOKEN = "client-test-token-7d2"
+
+
+@pytest.fixture()
+def token_url():
+    """A server that requires the bearer token `TOKEN` (given by environment variable)."""
+    env = dict(os.environ, GRPO_AUTH_TOKEN=TOKEN)
+    process, address = start(env=env)
     yield address
     process.terminate()
     assert process.wait(timeout=30) == 0

@@ -137,3 +137,61 @@ def test_overload_504_is_retried_until_served(tight_url):
     results = patient.score(["\\boxed{1}"], ground_truth="1")
     assert results[0]["correct"]
     thread.join()
+
+
+def _served(url: str, route: str) -> float:
+    """How many requests `url` answered on `route`, from its Prometheus metrics."""
+    import re
+
+    import httpx
+
+    text = httpx.get(url + "/metrics").text
+    return sum(float(m.group(1)) for m in re.finditer(
+        r'^grpo_http_requests_total\{[^}]*route="' + re.escape(route) + r'"[^}]*\} (\S+)$', text, re.M))
+
+
+def test_several_servers_share_a_batch_and_survive_one_going_away(two_urls):
+    urls, processes = two_urls
+    groups = [([f"\\boxed{{{k}}}", "\\boxed{0}"], {"ground_truth": str(k)}) for k in range(1, 41)]
+    expected = [[True, False]] * 40
+
+    async def batch(client):
+        return [[r["correct"] for r in g] for g in await client.score_batch(groups)]
+
+    async def run():
+        async with AsyncGrpoClient(urls, backoff=0.05, cooldown=30) as client:
+            first = await batch(client)
+            # Both servers took part in the first batch.
+            shares = [_served(u, "/v1/score") for u in urls]
+            # One server goes away in the middle of the second batch.
+            async def stop_one():
+                await asyncio.sleep(0.05)
+                processes[1].kill()
+            second, _ = await asyncio.gather(batch(client), stop_one())
+            third = await batch(client)
+            return first, shares, second, third
+
+    first, shares, second, third = asyncio.run(run())
+    assert first == expected and second == expected and third == expected
+    assert all(share >= 10 for share in shares), shares
+    assert processes[1].wait(timeout=10) != 0
+    # The blocking client takes a list too, and skips the server that is gone.
+    with GrpoClient(urls, backoff=0.01) as client:
+        for k in range(4):
+            assert client.score([f"\\boxed{{{k}}}"], ground_truth=str(k))[0]["correct"]
+
+
+def test_a_protected_server_wants_the_token(token_url):
+    from conftest import TOKEN
+
+    with GrpoClient(token_url, retries=0) as client:
+        with pytest.raises(GrpoServiceError) as info:
+            client.score(["1"], ground_truth="1")
+    assert info.value.status == 401
+    with GrpoClient(token_url, token=TOKEN) as client:
+        assert client.score(["\\boxed{1}"], ground_truth="1")[0]["correct"]
+        assert client.ping()
+    import httpx
+
+    assert httpx.get(token_url + "/healthz").status_code == 200
+    assert httpx.get(token_url + "/v1/languages").status_code == 401

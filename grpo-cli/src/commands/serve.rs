@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 use grpo_rewards::code::Limits;
 use grpo_sandbox::{Sandbox, SandboxOptions};
-use grpo_serve::{Service, ServiceConfig};
+use grpo_serve::{AuthToken, Service, ServiceConfig};
 
 /// Serve the verifiers over HTTP (SandboxFusion-compatible subset and a batch API).
 #[derive(Debug, clap::Args)]
@@ -66,7 +66,15 @@ pub struct Args {
     /// The most memory one program may ask for, in MiB (clamped like the time).
     #[arg(long, default_value_t = ServiceConfig::default().max_memory_mb)]
     pub max_memory_mb: u64,
+    /// A file holding a bearer token (the token and a newline): every route but /healthz and
+    /// /readyz then answers 401 without `Authorization: Bearer <token>`. The environment
+    /// variable GRPO_AUTH_TOKEN holds the token itself instead.
+    #[arg(long, value_name = "FILE")]
+    pub auth_token_file: Option<std::path::PathBuf>,
 }
+
+/// The environment variable holding the service's bearer token (the token itself).
+pub const AUTH_TOKEN_ENV: &str = "GRPO_AUTH_TOKEN";
 
 impl Args {
     /// Runs the command.
@@ -100,6 +108,7 @@ impl Args {
             self.max_connections > 0,
             "--max-connections must be at least 1"
         );
+        let auth_token = self.auth_token()?;
         let defaults = ServiceConfig::default();
         let config = ServiceConfig {
             max_inflight: self.max_inflight.unwrap_or(defaults.max_inflight).max(1),
@@ -114,6 +123,7 @@ impl Args {
             max_run_timeout_s: self.max_run_timeout_s,
             max_memory_mb: self.max_memory_mb,
             limits,
+            auth_token,
             ..defaults
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -123,6 +133,27 @@ impl Args {
             .context("starting the async runtime")?;
         runtime.block_on(serve(self.addr, workers, config))?;
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+impl Args {
+    /// The bearer token from --auth-token-file or GRPO_AUTH_TOKEN (both at once is an error:
+    /// which one wins would be a guess).
+    fn auth_token(&self) -> anyhow::Result<Option<AuthToken>> {
+        let from_env = std::env::var_os(AUTH_TOKEN_ENV);
+        match (&self.auth_token_file, from_env) {
+            (Some(_), Some(_)) => anyhow::bail!(
+                "both --auth-token-file and {AUTH_TOKEN_ENV} are set; give the token one way"
+            ),
+            (Some(path), None) => Ok(Some(AuthToken::from_file(path)?)),
+            (None, Some(value)) => {
+                let value = value
+                    .into_string()
+                    .map_err(|_| anyhow::anyhow!("{AUTH_TOKEN_ENV} is not valid UTF-8"))?;
+                Ok(Some(AuthToken::new(&value, AUTH_TOKEN_ENV)?))
+            }
+            (None, None) => Ok(None),
+        }
     }
 }
 
@@ -159,6 +190,7 @@ async fn serve(addr: String, workers: usize, config: ServiceConfig) -> anyhow::R
         workers,
         max_inflight = config.max_inflight,
         max_connections = config.max_connections,
+        auth = config.auth_token.is_some(),
         "serving"
     );
     Service::new(sandbox, config)

@@ -9,6 +9,7 @@
 
 mod cli_check_math;
 mod cli_eval;
+mod cli_serve;
 mod cli_tasks;
 mod cli_train;
 mod common;

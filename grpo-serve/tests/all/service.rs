@@ -5,11 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use grpo_sandbox::Sandbox;
-use grpo_serve::{Service, ServiceConfig};
+use grpo_serve::{AuthToken, Service, ServiceConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
+
+/// The bearer token of the test servers (the literal in every request head below).
+const TOKEN: &str = "test-token-3f9c";
 
 /// A server on a free loopback port, stopped when dropped.
 struct Server {
@@ -28,7 +31,23 @@ impl Server {
         Server::with_sandbox(sandbox, config).await
     }
 
-    async fn with_sandbox(sandbox: Sandbox, config: ServiceConfig) -> Server {
+    /// Every server of these tests requires [`TOKEN`], and every request they send carries
+    /// it, so the whole suite runs behind the token check; [`Server::open`] serves anyone.
+    async fn with_sandbox(sandbox: Sandbox, mut config: ServiceConfig) -> Server {
+        config.auth_token = Some(AuthToken::new(TOKEN, "test").unwrap());
+        Server::serving(sandbox, config).await
+    }
+
+    /// A server without a token.
+    async fn open(config: ServiceConfig) -> Server {
+        let sandbox = tokio::task::spawn_blocking(Sandbox::shared)
+            .await
+            .unwrap()
+            .unwrap();
+        Server::serving(sandbox, config).await
+    }
+
+    async fn serving(sandbox: Sandbox, config: ServiceConfig) -> Server {
         let service = Service::new(sandbox, config).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -94,9 +113,27 @@ impl Response {
 
 /// One HTTP/1.1 request on a fresh connection (`Connection: close`), read to the end.
 async fn request(addr: std::net::SocketAddr, method: &str, path: &str, body: &[u8]) -> Response {
+    request_with(
+        addr,
+        method,
+        path,
+        "Authorization: Bearer test-token-3f9c\r\n",
+        body,
+    )
+    .await
+}
+
+/// [`request`] with `headers` (whole lines) in place of the token's.
+async fn request_with(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &[u8],
+) -> Response {
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{headers}Content-Type: application/json\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
@@ -970,7 +1007,7 @@ mod bad_input {
         let mut stream = TcpStream::connect(server.addr).await.unwrap();
         stream
             .write_all(
-                b"POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"code\": ",
+                b"POST /run_code HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-token-3f9c\r\nContent-Length: 1000\r\n\r\n{\"code\": ",
             )
             .await
             .unwrap();
@@ -979,7 +1016,7 @@ mod bad_input {
         let mut stream = TcpStream::connect(server.addr).await.unwrap();
         let body = verl_body("import time\ntime.sleep(0.5)\nprint(1)", None, 5).to_string();
         let head = format!(
-            "POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+            "POST /run_code HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-token-3f9c\r\nContent-Length: {}\r\n\r\n",
             body.len()
         );
         stream.write_all(head.as_bytes()).await.unwrap();
@@ -1145,7 +1182,7 @@ mod abuse {
             // Headers declaring a gigabyte, then nothing: the write side stays open.
             let mut stream = TcpStream::connect(server.addr).await.unwrap();
             let head = format!(
-                "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+                "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-token-3f9c\r\nContent-Type: application/json\r\n\
                  Content-Length: 1000000000\r\n\r\n"
             );
             stream.write_all(head.as_bytes()).await.unwrap();
@@ -1162,7 +1199,7 @@ mod abuse {
         let mut stream = TcpStream::connect(server.addr).await.unwrap();
         stream
             .write_all(
-                b"POST /v1/score HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\
+                b"POST /v1/score HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-token-3f9c\r\nExpect: 100-continue\r\n\
                   Content-Length: 5000\r\n\r\n",
             )
             .await
@@ -1218,9 +1255,11 @@ mod abuse {
         assert!(read_until_closed(&mut silent).await.is_empty());
         // And a keep-alive connection left idle after its request.
         let mut idle = TcpStream::connect(server.addr).await.unwrap();
-        idle.write_all(b"GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .unwrap();
+        idle.write_all(
+            b"GET /v1/ping HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-token-3f9c\r\n\r\n",
+        )
+        .await
+        .unwrap();
         assert_eq!(read_response(&mut idle).await.status, 200);
         assert!(read_until_closed(&mut idle).await.is_empty());
         still_serves(&server).await;
@@ -1236,7 +1275,9 @@ mod abuse {
         for path in ["/v1/score", "/run_code"] {
             let stream = TcpStream::connect(server.addr).await.unwrap();
             let (mut reader, mut writer) = stream.into_split();
-            let head = format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n");
+            let head = format!(
+                "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-token-3f9c\r\nContent-Length: 1000\r\n\r\n"
+            );
             writer.write_all(head.as_bytes()).await.unwrap();
             // One byte every 100 ms: 100 s for the whole body.
             let trickle = tokio::spawn(async move {
@@ -1433,7 +1474,7 @@ mod abuse {
             let mut stream = TcpStream::connect(server.addr).await.unwrap();
             let body = verl_body("print(7)", None, 5).to_string();
             let head = format!(
-                "POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+                "POST /run_code HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-token-3f9c\r\nContent-Length: {}\r\n\r\n",
                 body.len()
             );
             stream.write_all(head.as_bytes()).await.unwrap();
@@ -1483,7 +1524,7 @@ mod abuse {
             let mut stream = TcpStream::connect(server.addr).await.unwrap();
             stream
                 .write_all(
-                    b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"comp",
+                    b"POST /v1/score HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-token-3f9c\r\nContent-Length: 1000\r\n\r\n{\"comp",
                 )
                 .await
                 .unwrap();
@@ -1509,4 +1550,219 @@ fn toolchain() {
             panic!("installing the C/C++ toolchain for the tests: {e}");
         }
     });
+}
+
+mod auth {
+    use super::*;
+
+    /// Every route but the two health checks, with a body each accepts.
+    fn guarded_routes() -> Vec<(&'static str, String, Value)> {
+        let mut routes = vec![
+            (
+                "POST",
+                "/run_code".to_owned(),
+                verl_body("print(1)", None, 5),
+            ),
+            ("GET", "/v1/ping".to_owned(), json!(null)),
+            ("GET", "/v1/languages".to_owned(), json!(null)),
+            ("GET", "/metrics".to_owned(), json!(null)),
+            (
+                "POST",
+                "/v1/score".to_owned(),
+                json!({"ground_truth": "1", "completions": ["1"]}),
+            ),
+            (
+                "POST",
+                "/get_reward".to_owned(),
+                json!({"query": ["1"], "labels": ["1"]}),
+            ),
+            (
+                "POST",
+                "/v1/reward".to_owned(),
+                json!({"response": "1", "label": "1"}),
+            ),
+            ("GET", "/no/such/route".to_owned(), json!(null)),
+        ];
+        for route in grpo_serve::UNSUPPORTED_ROUTES {
+            routes.push(("POST", route.to_owned(), json!({})));
+        }
+        routes
+    }
+
+    /// Without the token, or with another, every route but the health checks is 401 (with
+    /// the bearer challenge, before the body is looked at); with it, each answers as usual.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_route_but_the_health_checks_needs_the_token() {
+        let server = Server::default().await;
+        let refused_headers = [
+            "",
+            "Authorization: Bearer wrong-token\r\n",
+            "Authorization: Bearer test-token-3f9\r\n",
+            "Authorization: Basic dGVzdA==\r\n",
+            "Authorization: test-token-3f9c\r\n",
+        ];
+        for (method, path, body) in guarded_routes() {
+            let body = body.to_string();
+            for headers in refused_headers {
+                let r = request_with(server.addr, method, &path, headers, body.as_bytes()).await;
+                assert_eq!(
+                    r.status,
+                    401,
+                    "{method} {path} with {headers:?}: {}",
+                    r.text()
+                );
+                assert_eq!(r.json()["code"], "unauthorized", "{path}");
+                assert!(
+                    r.headers
+                        .to_ascii_lowercase()
+                        .contains("www-authenticate: bearer"),
+                    "{}",
+                    r.headers
+                );
+            }
+            let r = server.request(method, &path, body.as_bytes()).await;
+            assert_ne!(
+                r.status,
+                401,
+                "{method} {path} with the token: {}",
+                r.text()
+            );
+        }
+        for path in ["/healthz", "/readyz"] {
+            let r = request_with(server.addr, "GET", path, "", b"").await;
+            assert_eq!(r.status, 200, "{path}");
+        }
+        // A refused request never reaches the body: a declared 1 GB body is not waited for.
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        stream
+            .write_all(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n{")
+            .await
+            .unwrap();
+        let r = read_response(&mut stream).await;
+        assert_eq!(r.status, 401, "{}", r.text());
+        let metrics = server.request("GET", "/metrics", b"").await.text();
+        assert!(metrics.contains("status=\"401\""), "{metrics}");
+    }
+
+    /// Without a configured token the service serves anyone (the default).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn without_a_token_the_service_is_open() {
+        let server = Server::open(ServiceConfig::default()).await;
+        let r = request_with(
+            server.addr,
+            "POST",
+            "/v1/score",
+            "",
+            json!({"ground_truth": "2", "completions": ["\\boxed{2}"]})
+                .to_string()
+                .as_bytes(),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["results"][0]["correct"], true);
+        let r = request_with(server.addr, "GET", "/v1/ping", "", b"").await;
+        assert_eq!(r.status, 200);
+    }
+}
+
+mod remote {
+    use super::*;
+
+    /// OpenRLHF's `/get_reward`: the response after the prompt is scored against its label
+    /// (math, verl's code ground truth, our task), one reward per query in order, the
+    /// queries of one label scored as one group.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn openrlhf_get_reward() {
+        let server = Server::default().await;
+        let prompt = "Put the answer in \\boxed{}. What is 6*7? ";
+        let code_label = json!({"inputs": ["2 3\n"], "outputs": ["5\n"]}).to_string();
+        let body = json!({
+            "query": [
+                format!("{prompt}It is \\boxed{{42}}"),
+                format!("{prompt}It is \\boxed{{41}}"),
+                "a, b = map(int, input().split())\nprint(a + b)".to_owned(),
+                format!("{prompt}\\boxed{{42}}"),
+                "print(6)".to_owned(),
+                "Using 1 and 2: <answer>1 + 2</answer>".to_owned(),
+            ],
+            "prompts": [prompt, prompt, "", prompt, "", ""],
+            "labels": ["42", "42", code_label, 42, code_label,
+                {"id": "c", "kind": "countdown", "prompt": "p", "numbers": [1, 2], "target": 3}],
+        });
+        let r = server.post("/get_reward", body).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let answer = r.json();
+        assert_eq!(answer["rewards"], json!([1.0, 0.0, 1.0, 1.0, 0.0, 1.0]));
+        assert_eq!(answer["scores"], answer["rewards"]);
+        assert_eq!(
+            answer["extra_logs"]["correct"],
+            json!([1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
+        );
+        // The prompt is not scored: its own box would otherwise be the answer.
+        let body = json!({"query": ["\\boxed{42} is not the answer here: 41"],
+                          "prompts": ["\\boxed{42}"], "labels": ["42"]});
+        let r = server.post("/get_reward", body).await;
+        assert_eq!(r.json()["rewards"], json!([0.0]), "{}", r.text());
+        // The format reward, when asked for, is added and logged.
+        let body = json!({"query": ["<think>6*7</think><answer>42</answer>"], "labels": ["42"],
+                          "format_weight": 0.5});
+        let r = server.post("/get_reward", body).await;
+        assert_eq!(r.json()["rewards"], json!([1.5]), "{}", r.text());
+        assert_eq!(r.json()["extra_logs"]["format"], json!([1.0]));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn openrlhf_bad_bodies_are_422_naming_the_field() {
+        let server = Server::default().await;
+        for (body, needle) in [
+            (json!({"query": ["1"]}), "`labels` is missing"),
+            (
+                json!({"query": ["1", "2"], "labels": ["1"]}),
+                "2 queries but 1 labels",
+            ),
+            (
+                json!({"query": ["1"], "labels": ["1"], "prompts": []}),
+                "1 queries but 0 prompts",
+            ),
+            (
+                json!({"query": ["1", "2"], "labels": ["1", {"inputs": ["1"]}]}),
+                "`labels[1]`",
+            ),
+            (json!({"labels": ["1"]}), "query"),
+        ] {
+            let r = server.post("/get_reward", body.clone()).await;
+            assert_eq!(r.status, 422, "{body}: {}", r.text());
+            assert!(
+                r.json()["detail"].as_str().unwrap().contains(needle),
+                "{body}: {}",
+                r.text()
+            );
+        }
+    }
+
+    /// slime's remote reward: one sample in, the reward as a bare number out (or the
+    /// details, for `--reward-key reward`).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slime_reward() {
+        let server = Server::default().await;
+        let sample = |response: &str| json!({"prompt": "What is 1/2 + 1/4?", "response": response, "label": "\\frac{3}{4}"});
+        let r = server.post("/v1/reward", sample("so \\boxed{0.75}")).await;
+        assert_eq!((r.status, r.json()), (200, json!(1.0)), "{}", r.text());
+        let r = server.post("/v1/reward", sample("so \\boxed{0.7}")).await;
+        assert_eq!(r.json(), json!(0.0));
+        let r = server
+            .post("/v1/reward?details=true", sample("so \\boxed{3/4}"))
+            .await;
+        let details = r.json();
+        assert_eq!(details["reward"], 1.0, "{details}");
+        assert_eq!(details["correct"], true);
+        assert_eq!(details["accuracy"], 1.0);
+        let r = server
+            .post("/v1/reward", json!({"prompt": "p", "response": "1"}))
+            .await;
+        assert_eq!(r.status, 422);
+        assert!(r.text().contains("`label` is missing"), "{}", r.text());
+        let r = server.post("/v1/reward?verbose=1", sample("1")).await;
+        assert_eq!(r.status, 422);
+    }
 }
