@@ -46,6 +46,7 @@ pub mod report;
 pub mod sampler;
 pub mod schedule;
 pub mod sft;
+pub mod tensorboard;
 pub mod tiny;
 pub mod tokenizer;
 pub mod trainer;

@@ -10,6 +10,8 @@
 //!   checkpoints/       step-NNNNNN/ (see crate::checkpoint)
 //!   final/             the final policy in HF format (config.json, model.safetensors, tokenizer.json)
 //!   plot.png           reward (per step) and held-out accuracy (per evaluation)
+//!   events.out.tfevents.*.grpo   with `report.to = ["tensorboard"]`: the step and
+//!                      evaluation records for TensorBoard (see crate::tensorboard)
 //! ```
 
 use std::fs::{File, OpenOptions};
@@ -19,11 +21,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::config::TrainConfig;
+use crate::config::{ReportTarget, TrainConfig};
 use crate::error::{Error, Result};
 use crate::eval::EvalSettings;
 use crate::metrics::{EvalRecord, SampleRecord, StepRecord};
 use crate::model::Model;
+use crate::tensorboard::{self, EventWriter};
 use crate::tokenizer::Tokenizer;
 
 const METRICS: &str = "metrics.jsonl";
@@ -37,6 +40,7 @@ pub struct RunDir {
     metrics: File,
     eval: File,
     samples: File,
+    tensorboard: Option<EventWriter>,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -182,25 +186,56 @@ impl RunDir {
             let path = root.join(name);
             File::create(&path).map_err(io(&path))?;
         }
-        Self::open(root)
+        Self::open(root, config)
     }
 
     /// Reopens a run directory to continue after the checkpoint of `step`: records of later
-    /// steps are dropped first.
-    pub fn reopen(root: &Path, step: u64) -> Result<Self> {
+    /// steps are dropped first (and the TensorBoard files, when `config` asks for them, are
+    /// written again from the records kept).
+    pub fn reopen(root: &Path, step: u64, config: &TrainConfig) -> Result<Self> {
         for name in [METRICS, EVAL, SAMPLES] {
             truncate_after(&root.join(name), step)?;
         }
-        Self::open(root)
+        Self::open(root, config)
     }
 
-    fn open(root: &Path) -> Result<Self> {
-        Ok(RunDir {
+    fn open(root: &Path, config: &TrainConfig) -> Result<Self> {
+        let mut dir = RunDir {
             root: root.to_path_buf(),
             metrics: append(&root.join(METRICS))?,
             eval: append(&root.join(EVAL))?,
             samples: append(&root.join(SAMPLES))?,
-        })
+            tensorboard: None,
+        };
+        // Old event files always go: they may hold steps the JSON records no longer have.
+        tensorboard::remove_event_files(root)?;
+        if config.report.to.contains(&ReportTarget::Tensorboard) {
+            let mut writer = EventWriter::create(root)?;
+            let steps: Vec<serde_json::Value> = read_jsonl(&root.join(METRICS))?;
+            let evals: Vec<serde_json::Value> = read_jsonl(&root.join(EVAL))?;
+            for (prefix, records) in [("", &steps), ("eval/", &evals)] {
+                for record in records {
+                    let step = record.get("step").and_then(serde_json::Value::as_u64);
+                    writer.write_scalars(step.unwrap_or(0), prefix, record)?;
+                }
+            }
+            writer.flush()?;
+            dir.tensorboard = Some(writer);
+        }
+        Ok(dir)
+    }
+
+    /// Writes `record` to the TensorBoard file, when there is one.
+    fn report<T: Serialize>(&mut self, step: u64, prefix: &str, record: &T) -> Result<()> {
+        let Some(writer) = &mut self.tensorboard else {
+            return Ok(());
+        };
+        let value = serde_json::to_value(record).map_err(|source| Error::Json {
+            path: writer.path().to_path_buf(),
+            source,
+        })?;
+        writer.write_scalars(step, prefix, &value)?;
+        writer.flush()
     }
 
     /// The directory.
@@ -215,12 +250,14 @@ impl RunDir {
 
     /// Appends a step record to `metrics.jsonl`.
     pub fn append_step(&mut self, record: &StepRecord) -> Result<()> {
-        write_line(&mut self.metrics, &self.root.join(METRICS), record)
+        write_line(&mut self.metrics, &self.root.join(METRICS), record)?;
+        self.report(record.step, "", record)
     }
 
     /// Appends an evaluation to `eval.jsonl`.
     pub fn append_eval(&mut self, record: &EvalRecord) -> Result<()> {
-        write_line(&mut self.eval, &self.root.join(EVAL), record)
+        write_line(&mut self.eval, &self.root.join(EVAL), record)?;
+        self.report(record.step, "eval/", record)
     }
 
     /// Appends samples to `samples.jsonl`.

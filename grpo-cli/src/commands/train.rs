@@ -25,6 +25,11 @@ pub struct Args {
     /// Config overrides, `key=value` (repeatable), applied after the file.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+    /// Also write the metrics for TensorBoard: event files in the run directory, every
+    /// scalar of each step and evaluation (`metrics.jsonl` stays the record). The same as
+    /// `--set report.to=tensorboard`.
+    #[arg(long = "report-to", value_name = "WRITER", value_parser = ["tensorboard"])]
+    pub report_to: Vec<String>,
     /// Continue the run in `--out` from its latest checkpoint.
     #[arg(long)]
     pub resume: bool,
@@ -52,8 +57,11 @@ impl Args {
         });
         let (mut trainer, mut dir) = if self.resume {
             anyhow::ensure!(
-                self.config.is_none() && self.preset.is_none() && self.overrides.is_empty(),
-                "--resume continues with the run's saved config.toml; drop --config, --preset and --set"
+                self.config.is_none()
+                    && self.preset.is_none()
+                    && self.overrides.is_empty()
+                    && self.report_to.is_empty(),
+                "--resume continues with the run's saved config.toml; drop --config, --preset, --set and --report-to"
             );
             let saved = out.join("config.toml");
             let text = std::fs::read_to_string(&saved)
@@ -78,13 +86,17 @@ impl Args {
             } else {
                 let trainer = Trainer::resume_with(&out, config)
                     .with_context(|| format!("resuming {}", out.display()))?;
-                let dir = RunDir::reopen(&out, trainer.steps_taken())
+                let dir = RunDir::reopen(&out, trainer.steps_taken(), trainer.config())
                     .with_context(|| format!("reopening {}", out.display()))?;
                 (trainer, dir)
             }
         } else {
             let preset = self.preset.unwrap_or(Preset::Tiny);
-            let config = TrainConfig::resolve(preset, self.config.as_deref(), &self.overrides)
+            let mut overrides = self.overrides.clone();
+            if !self.report_to.is_empty() {
+                overrides.push(format!("report.to={:?}", self.report_to));
+            }
+            let config = TrainConfig::resolve(preset, self.config.as_deref(), &overrides)
                 .context("resolving the run config")?;
             if self.dry_run {
                 print!("{}", config.to_toml()?);

@@ -79,6 +79,9 @@ pub struct TrainConfig {
     pub warmup: WarmupSection,
     /// Checkpoints and samples.
     pub checkpoint: CheckpointSection,
+    /// Extra metrics writers (TensorBoard).
+    #[serde(default)]
+    pub report: ReportSection,
 }
 
 impl TrainConfig {

@@ -160,6 +160,7 @@ fn tiny() -> TrainConfig {
             every: 25,
             samples_per_step: 4,
         },
+        report: ReportSection::default(),
     }
 }
 

@@ -353,3 +353,39 @@ pub struct CheckpointSection {
     /// Completions per step written to `samples.jsonl`.
     pub samples_per_step: usize,
 }
+
+/// Where a run's metrics go besides `metrics.jsonl` and `eval.jsonl`, which are always
+/// written and stay the source of truth.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportSection {
+    /// Extra writers: `["tensorboard"]` writes TensorBoard event files into the run
+    /// directory, every scalar of each step record (nested keys as `parent/key`) and each
+    /// evaluation (as `eval/key`). `--set report.to=tensorboard` gives one.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub to: Vec<ReportTarget>,
+}
+
+/// An extra metrics writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportTarget {
+    /// TensorBoard event files (`events.out.tfevents.*`) in the run directory.
+    Tensorboard,
+}
+
+/// A list, or one item on its own (`--set report.to=tensorboard`).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Vec<ReportTarget>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(ReportTarget),
+        Many(Vec<ReportTarget>),
+    }
+    Ok(match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(one) => vec![one],
+        OneOrMany::Many(many) => many,
+    })
+}

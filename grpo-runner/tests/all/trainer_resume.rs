@@ -48,7 +48,7 @@ fn resume_matches(extra: &[&str]) {
     // The run died after step 3; the last checkpoint holds step 2, so step 3 is redone.
     let mut resumed = Trainer::resume(split.path()).unwrap();
     assert_eq!(resumed.steps_taken(), 2);
-    let mut dir = RunDir::reopen(split.path(), 2).unwrap();
+    let mut dir = RunDir::reopen(split.path(), 2, &smoke(extra)).unwrap();
     resumed.run(&mut dir, None, &mut |_| {}).unwrap();
     let continued = dir.steps().unwrap();
     assert_eq!(timeless(&continued), timeless(&uninterrupted));
