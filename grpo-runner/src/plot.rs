@@ -22,7 +22,7 @@ const FONT_CANDIDATES: &[&str] = &[
 ];
 
 /// Registers a system font with plotters once; whether one was found.
-fn font_available() -> bool {
+pub fn font_available() -> bool {
     static FONT: OnceLock<bool> = OnceLock::new();
     *FONT.get_or_init(|| {
         for path in FONT_CANDIDATES {

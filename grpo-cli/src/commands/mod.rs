@@ -10,6 +10,7 @@ use clap::Subcommand;
 use grpo_rewards::{Scorer, ScoringConfig};
 use grpo_tasks::{Manifest, Task};
 
+pub mod bench;
 pub mod check_math;
 pub mod eval;
 pub mod run_code;
@@ -42,6 +43,8 @@ pub enum Command {
     Serve(serve::Args),
     /// Install or inspect the pinned C/C++ toolchain.
     Toolchain(toolchain::Args),
+    /// Load-test a verifier service (ours or SandboxFusion): a concurrency sweep.
+    Bench(bench::Args),
 }
 
 impl Command {
@@ -57,6 +60,7 @@ impl Command {
             Command::Tasks(args) => args.execute(),
             Command::Serve(args) => args.execute(),
             Command::Toolchain(args) => args.execute(),
+            Command::Bench(args) => args.execute(),
         }
     }
 }
