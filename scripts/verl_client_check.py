@@ -36,6 +36,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -160,6 +161,21 @@ def verl_checks(verl, url: str) -> None:
     expect("verl compute_score, correct", score, 1.0)
     score, _ = verl.compute_score(run_code, None, 1024, wrong, io_cases, timeout=5)
     expect("verl compute_score, right on one case of three", round(score, 4), round(1 / 3, 4))
+
+    # Load with waiting programs, as verl's high-concurrency check has it: 100 cases at
+    # once, four of which sleep past their 15 s limit. A sleeping program holds no sandbox
+    # worker, so the other 96 are answered while the four sleep, within verl's 30 s HTTP
+    # timeout, with the server's default workers.
+    sleepers = {5, 30, 60, 90}
+    load_cases = {"inputs": [f"sleep {i}\n" if i in sleepers else f"{i} {i}\n" for i in range(100)],
+                  "outputs": ["\n" if i in sleepers else f"{2 * i}\n" for i in range(100)]}
+    sleepy = ("import sys, time\nline = sys.stdin.readline()\nif line.startswith('sleep'):\n"
+              "    time.sleep(20)\na, b = map(int, line.split())\nprint(a + b)\n")
+    started = time.monotonic()
+    results, _ = check(run_code, load_cases, sleepy, timeout=15)
+    expect("verl, 100 concurrent cases, 4 sleeping past the limit",
+           results, [-3 if i in sleepers else True for i in range(100)])
+    print(f"     (answered in {time.monotonic() - started:.1f} s)")
 
     # verl's call_sandbox_api directly: the response shape it reads.
     response, error = verl_utils.call_sandbox_api(run_code, "import sys\nprint(sys.stdin.read().upper())", "abc", 5, 5, 1024)

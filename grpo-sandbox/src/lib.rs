@@ -20,6 +20,7 @@ pub mod reward;
 mod run;
 pub mod runtime;
 pub mod sandbox;
+mod slot;
 pub mod ts;
 
 use std::sync::Arc;

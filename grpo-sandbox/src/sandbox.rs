@@ -59,6 +59,8 @@ struct Inner {
     engine: Engine,
     pre: CommandPre<HostState>,
     permits: Arc<Semaphore>,
+    /// Runs alive at once, computing or waiting (each holds an instance and its memory).
+    live: Arc<Semaphore>,
     concurrency: usize,
     /// The harness, compiled by the guest on first use (hex of its `marshal` bytes).
     compiled_harness: tokio::sync::OnceCell<Option<String>>,
@@ -93,7 +95,9 @@ impl std::fmt::Debug for Sandbox {
 pub struct SandboxOptions {
     /// Engine and cache settings.
     pub engine: EngineOptions,
-    /// How many programs run at once (default: the number of cores).
+    /// How many programs compute at once (default: the number of cores). A program that
+    /// sleeps or waits gives its worker back while it waits; programs alive at once, waiting
+    /// or not, are bounded by the instance allocator's slots (see [`max_live`]).
     pub concurrency: usize,
     /// Where each run's empty `/tmp` directory is created (default: the system's temporary
     /// directory). A directory that cannot be written makes every run a sandbox fault.
@@ -111,6 +115,21 @@ impl Default for SandboxOptions {
             temp_root: None,
         }
     }
+}
+
+/// Programs alive at once (computing, or waiting without a worker): the pooling allocator's
+/// instance slots, less two for the version probes and the harness compile; with on-demand
+/// memory, 16 per worker. At least the worker count.
+pub fn max_live(options: &SandboxOptions, concurrency: usize) -> usize {
+    let cap = match options.engine.allocator {
+        crate::runtime::Allocator::Pooling {
+            total_instances, ..
+        } => usize::try_from(total_instances)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(2),
+        crate::runtime::Allocator::OnDemand => concurrency.saturating_mul(16),
+    };
+    cap.max(concurrency).max(1)
 }
 
 impl Sandbox {
@@ -134,6 +153,7 @@ impl Sandbox {
                 engine,
                 pre,
                 permits: Arc::new(Semaphore::new(concurrency)),
+                live: Arc::new(Semaphore::new(max_live(options, concurrency))),
                 concurrency,
                 compiled_harness: tokio::sync::OnceCell::new(),
                 temp_root: options.temp_root.clone(),
@@ -273,22 +293,22 @@ impl Sandbox {
         limits.validate()?;
         check_quota(files, limits)?;
         let (pre, _) = self.quickjs().await?;
-        let _permit = self.permit().await?;
         self.inner.runs.fetch_add(1, Ordering::Relaxed);
         let entry = Entry::QuickJs {
             program,
             filename: "main.js",
         };
-        let (raw, fetched) = module::execute(
+        let temp_root = self.temp_root();
+        let run = module::execute(
             &self.inner.engine,
             pre,
             entry,
             stdin,
             limits,
             files,
-            &self.temp_root(),
-        )
-        .await?;
+            &temp_root,
+        );
+        let (raw, fetched) = self.on_cpu(run).await??;
         Ok((raw.into_result(), fetched))
     }
 
@@ -302,18 +322,18 @@ impl Sandbox {
     ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
         limits.validate()?;
         check_quota(files, limits)?;
-        let _permit = self.permit().await?;
         self.inner.runs.fetch_add(1, Ordering::Relaxed);
-        let (raw, fetched) = module::execute(
+        let temp_root = self.temp_root();
+        let run = module::execute(
             &self.inner.engine,
             pre,
             Entry::Command,
             stdin,
             limits,
             files,
-            &self.temp_root(),
-        )
-        .await?;
+            &temp_root,
+        );
+        let (raw, fetched) = self.on_cpu(run).await??;
         Ok((raw.into_result(), fetched))
     }
 
@@ -340,14 +360,17 @@ impl Sandbox {
         self.inner.compiler.get().cloned()
     }
 
-    async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
-        self.inner
-            .permits
-            .acquire()
+    /// Runs `work` on one of the sandbox's CPU slots, given back whenever the guest waits
+    /// (a sleep, a blocking read): see [`crate::slot`]. The run holds one of the live slots
+    /// from start to end, waiting or not.
+    async fn on_cpu<F: std::future::Future + Send>(&self, work: F) -> Result<F::Output> {
+        let closed = |e: tokio::sync::AcquireError| SandboxError::Engine {
+            reason: format!("sandbox closed: {e}"),
+        };
+        let _live = self.inner.live.acquire().await.map_err(closed)?;
+        crate::slot::on_cpu(self.inner.permits.clone(), work)
             .await
-            .map_err(|e| SandboxError::Engine {
-                reason: format!("sandbox closed: {e}"),
-            })
+            .map_err(closed)
     }
 
     fn temp_root(&self) -> PathBuf {
@@ -384,24 +407,19 @@ impl Sandbox {
         BTreeMap<String, Vec<u8>>,
     )> {
         limits.validate()?;
-        let _permit = self
-            .inner
-            .permits
-            .acquire()
-            .await
-            .map_err(|e| SandboxError::Engine {
-                reason: format!("sandbox closed: {e}"),
-            })?;
-        let compiled = self
-            .inner
-            .compiled_harness
-            .get_or_try_init(|| self.compile_harness())
-            .await?;
-        let nonce = harness::nonce();
-        let input = job.encode(&nonce, stdin, compiled.as_deref());
-        let (raw, fetched) = self.execute_raw(input, limits, files).await?;
-        let (run, report) = harness::finish(raw, &nonce);
-        Ok((run, report, fetched))
+        let work = async {
+            let compiled = self
+                .inner
+                .compiled_harness
+                .get_or_try_init(|| self.compile_harness())
+                .await?;
+            let nonce = harness::nonce();
+            let input = job.encode(&nonce, stdin, compiled.as_deref());
+            let (raw, fetched) = self.execute_raw(input, limits, files).await?;
+            let (run, report) = harness::finish(raw, &nonce);
+            Ok((run, report, fetched))
+        };
+        self.on_cpu(work).await?
     }
 
     /// Has the guest compile the harness; `None` (send the source each time) if that fails.

@@ -534,3 +534,69 @@ pub async fn run_all(
     }
     results
 }
+
+mod waiting {
+    use super::*;
+    use grpo_sandbox::SandboxOptions;
+
+    /// A program that sleeps holds no worker: on a one-worker sandbox, other programs run to
+    /// the end while it sleeps, and its sleep is not CPU time (it sleeps past its CPU limit
+    /// and still finishes well within its wall-clock limit).
+    #[test]
+    fn a_sleeping_program_holds_no_worker() {
+        let sandbox = Sandbox::new(&SandboxOptions {
+            concurrency: 1,
+            ..SandboxOptions::default()
+        })
+        .unwrap();
+        let sleeper_limits = Limits {
+            time_limit_ms: 1_000,
+            wall_limit_ms: Some(60_000),
+            ..quick()
+        };
+        rt().block_on(async {
+            let s = sandbox.clone();
+            let sleeper = tokio::spawn(async move {
+                s.run(
+                    "import time\ntime.sleep(6)\nprint('woke')",
+                    b"",
+                    &sleeper_limits,
+                )
+                .await
+            });
+            // Long enough for the sleeper to be asleep on the only worker.
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            for k in 0..3 {
+                let r = sandbox
+                    .run(&format!("print({k} * 7)"), b"", &quick())
+                    .await
+                    .unwrap();
+                assert_eq!(r.stdout, format!("{}\n", k * 7), "{r:?}");
+            }
+            assert!(
+                !sleeper.is_finished(),
+                "the quick programs waited for the sleeper's worker"
+            );
+            let slept = sleeper.await.unwrap().unwrap();
+            assert_eq!(
+                (slept.status, slept.stdout.as_str()),
+                (RunStatus::Ok, "woke\n"),
+                "{slept:?}"
+            );
+        });
+    }
+
+    /// A sleeper still ends at its wall-clock limit, as a timeout.
+    #[test]
+    fn a_sleeper_is_cut_at_its_wall_clock_limit() {
+        let limits = Limits {
+            time_limit_ms: 1_000,
+            wall_limit_ms: Some(1_500),
+            ..quick()
+        };
+        let started = Instant::now();
+        let r = run_with("import time\ntime.sleep(600)", "", &limits);
+        assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
+        assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+    }
+}
