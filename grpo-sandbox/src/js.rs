@@ -20,6 +20,9 @@ pub const PRELUDE_JS: &str = include_str!("js_prelude.js");
 
 /// `JS_EVAL_TYPE_MODULE`.
 const EVAL_MODULE: i32 = 1;
+/// `JS_EVAL_FLAG_COMPILE_ONLY` (with `JS_EVAL_TYPE_GLOBAL`, 0): parse and compile a classic
+/// script without running it.
+const EVAL_COMPILE_ONLY: i32 = 1 << 5;
 /// `JS_TAG_EXCEPTION`: with NaN boxing (wasm32) a value's tag is its upper 32 bits.
 const TAG_EXCEPTION: i64 = 6;
 
@@ -39,7 +42,7 @@ struct Api {
     dump_error: TypedFunc<i32, ()>,
     await_value: TypedFunc<(i32, i64), i64>,
     loop_: TypedFunc<i32, i32>,
-    detect_module: TypedFunc<(i32, i32), i32>,
+    get_exception: TypedFunc<i32, i64>,
 }
 
 impl Api {
@@ -55,7 +58,7 @@ impl Api {
             dump_error: instance.get_typed_func(&mut *store, "js_std_dump_error")?,
             await_value: instance.get_typed_func(&mut *store, "js_std_await")?,
             loop_: instance.get_typed_func(&mut *store, "js_std_loop")?,
-            detect_module: instance.get_typed_func(&mut *store, "JS_DetectModule")?,
+            get_exception: instance.get_typed_func(&mut *store, "JS_GetException")?,
         })
     }
 
@@ -70,6 +73,40 @@ impl Api {
         self.memory.write(&mut *store, at, bytes)?;
         self.memory.write(&mut *store, at + bytes.len(), &[0])?;
         Ok(ptr)
+    }
+
+    /// Whether `source` compiles as a classic script. Node.js runs a `.js` file as CommonJS
+    /// (sloppy mode: `x = 1` creates a global, `this` in a plain call is the global object)
+    /// and only a program that needs ES module syntax (`import`, `export`, top-level
+    /// `await`) as a module. QuickJS-NG's `JS_DetectModule` calls anything that compiles as
+    /// a module a module, which would run every program in strict mode.
+    async fn compiles_as_script(
+        &self,
+        store: &mut Store<P1State>,
+        ctx: i32,
+        source: &str,
+        filename: &str,
+    ) -> wasmtime::Result<bool> {
+        let code = self.put(store, source.as_bytes()).await?;
+        let name = self.put(store, filename.as_bytes()).await?;
+        let len = i32::try_from(source.len())?;
+        let value = self
+            .eval
+            .call_async(&mut *store, (ctx, code, len, name, EVAL_COMPILE_ONLY))
+            .await?;
+        if value >> 32 == TAG_EXCEPTION {
+            // Not a script: take the parse error off the context (the module parse reports
+            // its own, if any).
+            let error = self.get_exception.call_async(&mut *store, ctx).await?;
+            self.free_value
+                .call_async(&mut *store, (ctx, error))
+                .await?;
+            return Ok(false);
+        }
+        self.free_value
+            .call_async(&mut *store, (ctx, value))
+            .await?;
+        Ok(true)
     }
 
     /// Evaluates `source`; `Ok(false)` when it threw (the error is printed to stderr).
@@ -238,13 +275,9 @@ pub(crate) async fn drive(
 
     let program = require_builtin_imports(program);
     let program = program.as_ref();
-    let code_ptr = api.put(store, program.as_bytes()).await?;
-    let len = i32::try_from(program.len())?;
-    let module = api
-        .detect_module
-        .call_async(&mut *store, (code_ptr, len))
-        .await?
-        != 0;
+    let module = !api
+        .compiles_as_script(store, ctx, program, filename)
+        .await?;
     let mut exit_code = 0;
     if !api.eval(store, ctx, program, filename, module).await? {
         exit_code = 1;

@@ -7,7 +7,7 @@
 //                        and `for await (const line of rl)`
 //   require('assert'):   assert, ok, equal, notEqual, strictEqual, notStrictEqual, deepEqual,
 //                        deepStrictEqual, notDeepStrictEqual, throws
-//   require('util'):     inspect, format (simplified)
+//   require('util'):     inspect, format (simplified), promisify, inherits, isDeepStrictEqual
 //   process:             argv, env (empty), exit, exitCode, stdout.write, stderr.write,
 //                        stdin.on('data'|'end'), stdin.setEncoding/resume, nextTick, hrtime,
 //                        platform, on('exit')
@@ -308,7 +308,30 @@
   });
   assert.strict = assert;
 
-  const util = { inspect, format: (...a) => format(a) };
+  // util.promisify: a Node-style callback API (`fn(...args, (err, value) => …)`) as a
+  // function returning a promise of `value`.
+  const promisify = (original) => {
+    if (typeof original !== 'function') {
+      throw new TypeError('The "original" argument must be of type function');
+    }
+    return function (...args) {
+      return new Promise((resolve, reject) => {
+        original.call(this, ...args, (err, value) => (err ? reject(err) : resolve(value)));
+      });
+    };
+  };
+  const inherits = (ctor, superCtor) => {
+    Object.setPrototypeOf(ctor.prototype, superCtor.prototype);
+    Object.setPrototypeOf(ctor, superCtor);
+    ctor.super_ = superCtor;
+  };
+  const util = {
+    inspect,
+    format: (...a) => format(a),
+    promisify,
+    inherits,
+    isDeepStrictEqual: (a, b) => deepEqual(a, b, true),
+  };
   const modules = { fs, readline, assert, util, 'assert/strict': assert, 'fs/promises': null };
   globalThis.require = function require(name) {
     const bare = String(name).replace(/^node:/, '');

@@ -127,6 +127,60 @@ fn modules_promises_and_timers_run_to_the_end() {
     );
 }
 
+/// A `.js` file runs as Node.js runs it: CommonJS in sloppy mode, unless it needs ES module
+/// syntax (then strict, as a module).
+#[test]
+fn scripts_are_sloppy_and_modules_strict() {
+    // Assigning an undeclared name creates a global; `this` in a plain call is the global
+    // object; `var` at top level is a property of it.
+    assert_eq!(
+        ok(
+            "count = 2; count += 1; function f() { return this; }\nvar top = 5;\nconsole.log(count, f() === globalThis, globalThis.top)",
+            ""
+        ),
+        "3 true 5\n"
+    );
+    // Legacy syntax a sloppy script may use.
+    assert_eq!(ok("with ({a: 4}) { console.log(a * 2); }", ""), "8\n");
+    // Module syntax makes it a module, strict: the same assignment throws.
+    let run = js(
+        "export const k = 1;\nundeclared = 3;\nconsole.log(undeclared)",
+        "",
+    );
+    assert_eq!(run.exit_code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("ReferenceError"), "{run:?}");
+    // Top-level await alone makes it a module too.
+    assert_eq!(
+        ok(
+            "const x = await Promise.resolve(20); console.log(x + 1)",
+            ""
+        ),
+        "21\n"
+    );
+    // A real syntax error is still reported as one.
+    let run = js("function (", "");
+    assert_eq!(run.exit_code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("SyntaxError"), "{run:?}");
+}
+
+#[test]
+fn util_promisify_inherits_and_deep_equality() {
+    let program = "const util = require('util');\n\
+        const double = util.promisify((n, cb) => setTimeout(() => cb(null, n * 2), 1));\n\
+        const fail = util.promisify((cb) => cb(new Error('nope')));\n\
+        (async () => {\n\
+          console.log(await double(21));\n\
+          try { await fail(); } catch (e) { console.log('caught', e.message); }\n\
+          function A() {} A.prototype.hi = () => 'hi';\n\
+          function B() {} util.inherits(B, A);\n\
+          console.log(new B().hi(), B.super_ === A);\n\
+          console.log(util.isDeepStrictEqual({a: [1, 2]}, {a: [1, 2]}), util.isDeepStrictEqual([1], ['1']));\n\
+        })();";
+    assert_eq!(ok(program, ""), "42\ncaught nope\nhi true\ntrue false\n");
+    let run = js("require('util').promisify(3)", "");
+    assert!(run.stderr.contains("must be of type function"), "{run:?}");
+}
+
 #[test]
 fn assert_and_missing_modules() {
     let run = js(
@@ -169,8 +223,10 @@ fn files_are_the_run_directory_only() {
 fn hostile_programs_are_contained() {
     let run = js("while (true) {}", "");
     assert_eq!(run.status, RunStatus::Timeout, "{run:?}");
+    // A memory hog, 16 MiB a push: past the 128 MiB cap well inside the CPU limit, even on a
+    // loaded machine (a plain `Array(1e6).fill` a push only just got there in time).
     let run = js(
-        "const a = []; while (true) a.push(new Array(1e6).fill(1));",
+        "const a = []; while (true) a.push(new Uint8Array(1 << 24).fill(1));",
         "",
     );
     assert_eq!(run.status, RunStatus::MemoryLimit, "{run:?}");
