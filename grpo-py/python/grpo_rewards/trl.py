@@ -14,6 +14,9 @@ content is scored).
 - ``task_reward``: the full grpo-rs reward for a ``task`` column holding our task schema
   (math, countdown, or code run against its tests in the sandbox), weights from the
   ``accuracy_weight`` / ``format_weight`` keywords of ``make_task_reward``.
+
+Both pickle (``task_reward`` is a ``TaskReward`` object), so they can be shipped to Ray
+workers or other processes.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from typing import Any, Optional, Sequence
 
 from . import _native, score
 
-__all__ = ["math_reward", "task_reward", "make_task_reward", "completion_text"]
+__all__ = ["math_reward", "task_reward", "make_task_reward", "TaskReward", "completion_text"]
 
 
 def completion_text(completion: Any) -> str:
@@ -59,23 +62,36 @@ def math_reward(prompts: Optional[list] = None, completions: Optional[list] = No
     return [1.0 if r.correct else 0.0 for r in results]
 
 
-def make_task_reward(accuracy_weight: Optional[float] = None, format_weight: Optional[float] = None):
+class TaskReward:
     """A reward function over a ``task`` column (our task schema, dict or JSON text) with
-    these weights (default: accuracy 1, format 0)."""
+    fixed weights. An object rather than a closure, so that it pickles (Ray, multiprocessing)
+    and shows its weights in ``repr``."""
 
-    def task_reward(prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any) -> list[float]:
+    def __init__(self, accuracy_weight: Optional[float] = None, format_weight: Optional[float] = None) -> None:
+        self.accuracy_weight = accuracy_weight
+        self.format_weight = format_weight
+        # TRL names each reward function's logged column after its ``__name__``.
+        self.__name__ = "task_reward"
+
+    def __call__(self, prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any) -> list[float]:
         if completions is None:
             raise ValueError("task_reward: no completions given")
         texts = [completion_text(c) for c in completions]
         tasks = _column(kwargs, ("task",), len(texts), "task_reward")
         rewards = []
         for task, text in zip(tasks, texts):
-            (scored,) = score(task, [text], accuracy=accuracy_weight, format=format_weight)
+            (scored,) = score(task, [text], accuracy=self.accuracy_weight, format=self.format_weight)
             rewards.append(scored.reward)
         return rewards
 
-    task_reward.__name__ = "task_reward"
-    return task_reward
+    def __repr__(self) -> str:
+        return f"TaskReward(accuracy_weight={self.accuracy_weight!r}, format_weight={self.format_weight!r})"
+
+
+def make_task_reward(accuracy_weight: Optional[float] = None, format_weight: Optional[float] = None) -> TaskReward:
+    """A reward function over a ``task`` column (our task schema, dict or JSON text) with
+    these weights (default: accuracy 1, format 0)."""
+    return TaskReward(accuracy_weight, format_weight)
 
 
 task_reward = make_task_reward()
