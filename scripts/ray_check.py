@@ -21,7 +21,10 @@ that stopping it ends exactly the processes it started, on success or failure), 
 3. a two-CPU actor, started once the first two are gone, chose 2 and ran on 2;
 4. reward callables pickled into a Ray task (`task_reward`, `math_reward`, `compute_score`)
    give the in-process rewards;
-5. no actor's scoring installed a Python signal handler.
+5. no actor's scoring installed a Python signal handler;
+6. with a grpo binary (`--grpo`, or `$GRPO_BIN`), the book's recipe for a pool of `grpo serve`
+   replicas, one per node (`GrpoServe` below: an actor that runs the server with `--workers`
+   set to its CPUs), answers `/v1/score` with the in-process rewards for the code tasks.
 
 Prints one line per actor with its thread counts, and the wall time.
 """
@@ -225,6 +228,45 @@ def reward_task(funcs, math, code_task, code_completions):
     }
 
 
+class GrpoServe:
+    """One `grpo serve` replica on this actor's node (the book's recipe, docs/src/python.md):
+    `--workers` is the actor's CPUs, the address is the node's; `stop()` ends the server."""
+
+    def __init__(self, grpo, port=0):
+        cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
+        self.workers = max(1, int(cpus))
+        self.server = subprocess.Popen([grpo, "serve", "--addr", f"0.0.0.0:{port}", "--workers", str(self.workers)],
+                                       stdout=subprocess.PIPE, text=True)
+        listening = json.loads(self.server.stdout.readline())["listening"]  # {"listening": "0.0.0.0:PORT"}
+        self.address = f"http://{ray.util.get_node_ip_address()}:{listening.rsplit(':', 1)[1]}"
+
+    def url(self):
+        return self.address, self.workers
+
+    def stop(self):
+        self.server.terminate()
+        return self.server.wait(timeout=30)
+
+
+def serve_one_per_node(grpo):
+    """A `GrpoServe` actor pinned to each alive node; their URLs."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    replica = ray.remote(num_cpus=1)(GrpoServe)
+    actors = [replica.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
+              .remote(grpo) for node in ray.nodes() if node["Alive"]]
+    return actors, ray.get([a.url.remote() for a in actors], timeout=120)
+
+
+def post_score(url, task, completions):
+    import urllib.request
+
+    body = json.dumps({"task": task, "completions": completions}).encode()
+    request = urllib.request.Request(f"{url}/v1/score", data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        return json.load(answer)["results"]
+
+
 def check_actor(label, expected, results, report, cpus):
     t = report["threads"]
     ratio = report["cpu_seconds"] / max(report["wall_seconds"], 1e-9)
@@ -247,6 +289,7 @@ def check_actor(label, expected, results, report, cpus):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=20, help="copies of the 651 math pairs in the batch")
+    p.add_argument("--grpo", default=os.environ.get("GRPO_BIN"), help="a grpo binary, for the serve replica check")
     args = p.parse_args()
     started = time.perf_counter()
     import grpo_rewards
@@ -289,6 +332,23 @@ def main():
                                           code_completions), shipped
             print(f"pickled reward callables in a Ray task: task_reward {shipped['task_reward']}, "
                   f"{len(small)} math rewards equal")
+
+            if args.grpo:
+                actors, urls = serve_one_per_node(str(pathlib.Path(args.grpo).resolve()))
+                for url, workers in urls:
+                    for task_id, completions in code:
+                        task = pack.task(task_id)
+                        served = post_score(url, task, completions)
+                        local = grpo_rewards.score(task, completions)
+                        assert [(r["reward"], r["correct"]) for r in served] == [(s.reward, s.correct) for s in local], \
+                            (task_id, served, local)
+                    print(f"grpo serve replica at {url} (--workers {workers}): /v1/score equals in-process on "
+                          f"{n_code} programs")
+                # SIGTERM is the server's graceful shutdown: it exits 0.
+                codes = ray.get([a.stop.remote() for a in actors], timeout=60)
+                assert codes == [0] * len(actors), f"grpo serve exit codes {codes}"
+            else:
+                print("grpo serve replicas: not checked (no grpo binary: --grpo or GRPO_BIN)")
         finally:
             if ray.is_initialized():
                 ray.shutdown()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # grpo_rewards inside a real local Ray cluster (scripts/ray_check.py says what it checks).
 #
-#   scripts/ray_check.sh                # what CI runs, after scripts/python_package_check.sh
+#   GRPO_BIN=target/debug/grpo scripts/ray_check.sh   # what CI runs, after python_package_check.sh
 #   scripts/ray_check.sh --repeat 5     # arguments go to ray_check.py
 #
 # Ray comes from PyPI into target/ray-venv (kept between runs; remade when RAY changes). The
