@@ -10,7 +10,8 @@ content is scored).
     trainer = GRPOTrainer(model=..., reward_funcs=[math_reward], train_dataset=dataset)
 
 - ``math_reward``: 1.0 when the completion's final answer equals the ``solution`` (or
-  ``answer``) column, else 0.0; the batch is checked on Rust threads;
+  ``answer``) column, else 0.0 (``None``, not applicable, where that column is ``None``);
+  the batch is checked on Rust threads;
 - ``task_reward``: the full grpo-rs reward for a ``task`` column holding our task schema
   (math, countdown, or code run against its tests in the sandbox), weights from the
   ``accuracy_weight`` / ``format_weight`` keywords of ``make_task_reward``.
@@ -52,14 +53,22 @@ def _column(kwargs: dict, names: Sequence[str], n: int, func: str) -> list:
     raise ValueError(f"{func}: needs a dataset column named {' or '.join(f'`{n}`' for n in names)}")
 
 
-def math_reward(prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any) -> list[float]:
-    """1.0 for a completion whose final answer equals its ``solution``/``answer``, else 0.0."""
+def math_reward(
+    prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any
+) -> list[Optional[float]]:
+    """1.0 for a completion whose final answer equals its ``solution``/``answer``, else 0.0;
+    ``None`` (TRL: not applicable) where the row's solution is ``None``, as in a dataset that
+    mixes math rows with code rows."""
     if completions is None:
         raise ValueError("math_reward: no completions given")
     texts = [completion_text(c) for c in completions]
     golds = _column(kwargs, ("solution", "answer"), len(texts), "math_reward")
-    results = _native.check_math_batch([(str(g), t) for g, t in zip(golds, texts)])
-    return [1.0 if r.correct else 0.0 for r in results]
+    rows = [i for i, g in enumerate(golds) if g is not None]
+    results = _native.check_math_batch([(str(golds[i]), texts[i]) for i in rows])
+    rewards: list[Optional[float]] = [None] * len(texts)
+    for i, r in zip(rows, results):
+        rewards[i] = 1.0 if r.correct else 0.0
+    return rewards
 
 
 class TaskReward:
