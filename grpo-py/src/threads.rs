@@ -17,7 +17,8 @@
 //! The pools: `check_math_batch`'s workers (unless the call passes `threads=`), the tokio
 //! runtime's workers and its blocking pool, the sandbox's concurrent programs, and the pool
 //! wasmtime compiles modules on (rayon's global pool). Only the sandbox's epoch ticker, one
-//! sleeping thread, is outside the count.
+//! sleeping thread, is outside the count. C and C++ compiles (zig processes) keep the
+//! compiler's own cap, `available_parallelism`, which the sandbox does not expose.
 
 use std::sync::Mutex;
 
