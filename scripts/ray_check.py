@@ -230,7 +230,8 @@ def reward_task(funcs, math, code_task, code_completions):
 
 class GrpoServe:
     """One `grpo serve` replica on this actor's node (the book's recipe, docs/src/python.md):
-    `--workers` is the actor's CPUs, the address is the node's; `stop()` ends the server."""
+    `--workers` is the actor's CPUs, the address is the node's, the bearer token is the
+    actor's `GRPO_AUTH_TOKEN` (from its runtime_env); `stop()` ends the server."""
 
     def __init__(self, grpo, port=0):
         cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
@@ -248,21 +249,24 @@ class GrpoServe:
         return self.server.wait(timeout=30)
 
 
-def serve_one_per_node(grpo):
-    """A `GrpoServe` actor pinned to each alive node; their URLs."""
+def serve_one_per_node(grpo, token):
+    """A `GrpoServe` actor pinned to each alive node, serving with `token`; their URLs."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     replica = ray.remote(num_cpus=1)(GrpoServe)
-    actors = [replica.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
+    env = {"env_vars": {"GRPO_AUTH_TOKEN": token}}
+    actors = [replica.options(runtime_env=env,
+                              scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
               .remote(grpo) for node in ray.nodes() if node["Alive"]]
     return actors, ray.get([a.url.remote() for a in actors], timeout=120)
 
 
-def post_score(url, task, completions):
+def post_score(url, token, task, completions):
     import urllib.request
 
     body = json.dumps({"task": task, "completions": completions}).encode()
-    request = urllib.request.Request(f"{url}/v1/score", data=body, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    request = urllib.request.Request(f"{url}/v1/score", data=body, headers=headers)
     with urllib.request.urlopen(request, timeout=120) as answer:
         return json.load(answer)["results"]
 
@@ -337,11 +341,12 @@ def main():
                   f"{len(small)} math rewards equal")
 
             if args.grpo:
-                actors, urls = serve_one_per_node(str(pathlib.Path(args.grpo).resolve()))
+                token = secrets.token_hex(16)
+                actors, urls = serve_one_per_node(str(pathlib.Path(args.grpo).resolve()), token)
                 for url, workers in urls:
                     for task_id, completions in code:
                         task = pack.task(task_id)
-                        served = post_score(url, task, completions)
+                        served = post_score(url, token, task, completions)
                         local = grpo_rewards.score(task, completions)
                         assert [(r["reward"], r["correct"]) for r in served] == [(s.reward, s.correct) for s in local], \
                             (task_id, served, local)
