@@ -515,8 +515,8 @@ fn read_task(json: &str) -> PyResult<Task> {
 
 static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
 
-/// The process-wide sandbox, running as many programs at once as the thread count, built on
-/// first use (after sizing the compile pool to the same count).
+/// The process-wide sandbox, running as many programs (and C/C++ compiles) at once as the
+/// thread count, built on first use (after sizing the compile pool to the same count).
 fn sandbox(py: Python<'_>) -> PyResult<Sandbox> {
     static BUILD: Mutex<()> = Mutex::new(());
     if let Some(sandbox) = SANDBOX.get() {
@@ -532,6 +532,7 @@ fn sandbox(py: Python<'_>) -> PyResult<Sandbox> {
         threads::size_compile_pool(threads)?;
         let options = SandboxOptions {
             concurrency: threads,
+            compile_parallel: Some(threads),
             ..SandboxOptions::default()
         };
         let sandbox = Sandbox::new(&options)

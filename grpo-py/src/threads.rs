@@ -15,10 +15,11 @@
 //! rule 4, so rule 3 reads Ray's own assignment (the package's `_ray.assigned_cpus`).
 //!
 //! The pools: `check_math_batch`'s workers (unless the call passes `threads=`), the tokio
-//! runtime's workers and its blocking pool, the sandbox's concurrent programs, and the pool
+//! runtime's workers and its blocking pool, the sandbox's concurrent programs and C/C++
+//! compiles, and the pool
 //! wasmtime compiles modules on (rayon's global pool). Only the sandbox's epoch ticker, one
-//! sleeping thread, is outside the count. C and C++ compiles (zig processes) keep the
-//! compiler's own cap, `available_parallelism`, which the sandbox does not expose.
+//! sleeping thread, is outside the count. C and C++ compiles (zig processes) are capped at
+//! the same count.
 
 use std::sync::Mutex;
 
