@@ -319,8 +319,8 @@ fn check_math(
 }
 
 /// Checks many `(gold, prediction)` pairs on Rust threads (`threads`, default the process's
-/// thread count) with the GIL released; results in input order. Ctrl-C raises `KeyboardInterrupt` within [`SIGNAL_POLL`] plus one check, after
-/// every worker has stopped.
+/// thread count) with the GIL released; results in input order. Ctrl-C raises
+/// `KeyboardInterrupt` within [`SIGNAL_POLL`] plus one check, after every worker has stopped.
 #[pyfunction]
 #[pyo3(signature = (pairs, *, threads = None, rules = None, rel_tol = None, abs_tol = None,
                     rename_variables = false))]
@@ -707,12 +707,12 @@ fn set_threads(threads: usize) -> PyResult<()> {
     threads::set(threads)
 }
 
-/// The thread count, the rule that chose it (`explicit`, `env`, `ray`,
-/// `available_parallelism`), whether the pools were sized with it yet, and the sizes of the
-/// runtime's workers and the sandbox's concurrent programs once each exists.
 /// `threads()`'s answer: count, rule, fixed, runtime workers, sandbox concurrency.
 type ThreadsInfo = (usize, &'static str, bool, Option<usize>, Option<usize>);
 
+/// The thread count, the rule that chose it (`explicit`, `env`, `ray`,
+/// `available_parallelism`), whether the pools were sized with it yet, and the sizes of the
+/// runtime's workers and the sandbox's concurrent programs once each exists.
 #[pyfunction]
 #[pyo3(name = "threads")]
 fn thread_budget(py: Python<'_>) -> PyResult<ThreadsInfo> {

@@ -6,8 +6,8 @@
 //! 1. `grpo_rewards.set_threads(n)`, called before the first check or score;
 //! 2. the environment variable [`ENV`] (`GRPO_REWARDS_THREADS=n`);
 //! 3. inside a Ray task or actor, the CPUs Ray assigned to it (rounded up; an actor that
-//!    reserved none gets `OMP_NUM_THREADS`, which Ray sets to 1 then), at most
-//!    the count in rule 4;
+//!    reserved none gets `OMP_NUM_THREADS`, which Ray sets to 1 then), at most the count in
+//!    rule 4;
 //! 4. [`std::thread::available_parallelism`]: the CPUs this process may run on (its affinity
 //!    mask and its cgroup's CPU quota), never the host's core count when either is smaller.
 //!
@@ -16,10 +16,8 @@
 //!
 //! The pools: `check_math_batch`'s workers (unless the call passes `threads=`), the tokio
 //! runtime's workers and its blocking pool, the sandbox's concurrent programs and C/C++
-//! compiles, and the pool
-//! wasmtime compiles modules on (rayon's global pool). Only the sandbox's epoch ticker, one
-//! sleeping thread, is outside the count. C and C++ compiles (zig processes) are capped at
-//! the same count.
+//! compiles (zig processes), and the pool wasmtime compiles modules on (rayon's global
+//! pool). Only the sandbox's epoch ticker, one sleeping thread, is outside the count.
 
 use std::sync::Mutex;
 
