@@ -233,13 +233,14 @@ class GrpoServe:
     `--workers` is the actor's CPUs, the address is the node's, the bearer token is the
     actor's `GRPO_AUTH_TOKEN` (from its runtime_env); `stop()` ends the server."""
 
-    def __init__(self, grpo, port=0):
+    def __init__(self, grpo, host="0.0.0.0", port=0):
         cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
         self.workers = max(1, int(cpus))
-        self.server = subprocess.Popen([grpo, "serve", "--addr", f"0.0.0.0:{port}", "--workers", str(self.workers)],
+        self.server = subprocess.Popen([grpo, "serve", "--addr", f"{host}:{port}", "--workers", str(self.workers)],
                                        stdout=subprocess.PIPE, text=True)
         listening = json.loads(self.server.stdout.readline())["listening"]  # {"listening": "0.0.0.0:PORT"}
-        self.address = f"http://{ray.util.get_node_ip_address()}:{listening.rsplit(':', 1)[1]}"
+        node = ray.util.get_node_ip_address() if host == "0.0.0.0" else host
+        self.address = f"http://{node}:{listening.rsplit(':', 1)[1]}"
 
     def url(self):
         return self.address, self.workers
