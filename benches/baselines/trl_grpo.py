@@ -118,8 +118,9 @@ TINY_ALPHABET = "0123456789+-*/()=,.? \n"
 CHAR_EOS, CHAR_UNK = "<|endoftext|>", "<unk>"
 
 
-def ensure_venv():
-    """Re-executes this script inside a venv that has TRL."""
+def ensure_venv(script=__file__):
+    """Re-executes `script` (this file by default; `trl_real_run.py` shares the venv) inside a
+    venv that has TRL."""
     py = VENV / "bin" / "python"
     if pathlib.Path(sys.prefix).resolve() == VENV.resolve():
         return
@@ -130,7 +131,7 @@ def ensure_venv():
             subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
         subprocess.run([str(py), "-m", "pip", "install", "-q", *PACKAGES], check=True)
         STAMP.write_text(wanted)
-    os.execv(str(py), [str(py), __file__, *sys.argv[1:]])
+    os.execv(str(py), [str(py), str(script), *sys.argv[1:]])
 
 
 @dataclasses.dataclass
@@ -199,23 +200,16 @@ def run_ours(bench, args, out):
 # --- models and prompts for TRL --------------------------------------------------------------
 
 
-def tiny_setup(bench):
-    """The tiny preset's tokenizer, model (fresh weights) and prompts, as `Trainer::new` builds them."""
-    import torch
-    from datasets import Dataset
+def char_tokenizer(text):
+    """`Tokenizer::train_chars` over `text` (EOS 0, UNK 1, then every distinct character in
+    code-point order) with the four format tags as whole tokens, as a transformers tokenizer."""
     from tokenizers import AddedToken, Tokenizer
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    def render(task):
-        return task["prompt"] + "\n"  # the tiny preset's template, `{prompt}\n`
+    from transformers import PreTrainedTokenizerFast
 
     def special(id_, content):
         return {"id": id_, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
                 "normalized": False, "special": True}
 
-    train, evals = read_jsonl(ARITH / "train.jsonl"), read_jsonl(ARITH / "eval.jsonl")
-    text = TINY_ALPHABET + "".join(t["prompt"] for t in train + evals) + render(train[0]) + "".join(FORMAT_TAGS)
-    # `Tokenizer::train_chars`: EOS (0), UNK (1), then every distinct character in code-point order.
     vocab = {CHAR_EOS: 0, CHAR_UNK: 1}
     for c in sorted(set(text)):
         vocab[c] = len(vocab)
@@ -233,12 +227,17 @@ def tiny_setup(bench):
     inner.add_tokens([AddedToken(tag, special=False) for tag in FORMAT_TAGS])
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=inner, eos_token=CHAR_EOS, unk_token=CHAR_UNK)
     tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
 
-    # `TinyModelSpec` of the tiny preset; the context grows to hold the longest prompt and completion.
-    longest = max(len(inner.encode(render(t)).ids) for t in train + evals)
-    eval_max_new = 28  # the tiny preset's eval.max_new_tokens
+
+def tiny_model(vocab_size, context, seed=0):
+    """`TinyModelSpec` of the tiny preset (hidden 64, 2 layers, 4 heads, MLP 192), random
+    weights drawn with `seed`, `context` positions."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
     config = LlamaConfig(
-        vocab_size=inner.get_vocab_size(with_added_tokens=True),
+        vocab_size=vocab_size,
         hidden_size=64,
         intermediate_size=192,
         num_hidden_layers=2,
@@ -248,15 +247,32 @@ def tiny_setup(bench):
         hidden_act="silu",
         rms_norm_eps=1e-6,
         rope_theta=10_000.0,
-        max_position_embeddings=max(128, longest + max(bench.max_new, eval_max_new) + 1),
+        max_position_embeddings=context,
         tie_word_embeddings=True,
         attention_bias=False,
         bos_token_id=None,
         eos_token_id=0,
         pad_token_id=0,
     )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config).float()
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(config).float()
+
+
+def tiny_setup(bench):
+    """The tiny preset's tokenizer, model (fresh weights) and prompts, as `Trainer::new` builds them."""
+    from datasets import Dataset
+
+    def render(task):
+        return task["prompt"] + "\n"  # the tiny preset's template, `{prompt}\n`
+
+    train, evals = read_jsonl(ARITH / "train.jsonl"), read_jsonl(ARITH / "eval.jsonl")
+    text = TINY_ALPHABET + "".join(t["prompt"] for t in train + evals) + render(train[0]) + "".join(FORMAT_TAGS)
+    tokenizer = char_tokenizer(text)
+
+    # The context grows to hold the longest prompt and completion.
+    longest = max(len(tokenizer(render(t), add_special_tokens=False)["input_ids"]) for t in train + evals)
+    eval_max_new = 28  # the tiny preset's eval.max_new_tokens
+    model = tiny_model(len(tokenizer), max(128, longest + max(bench.max_new, eval_max_new) + 1))
     data = Dataset.from_list([{"prompt": render(t), "answer": t["answer"]} for t in train])
     return tokenizer, model, data
 

@@ -12,9 +12,16 @@
 //!   once per distinct weights (and once per pack) and kept: a call builds nothing but its
 //!   own inputs. Code runs in the process-wide wasmtime [`Sandbox`].
 //!
+//! Every pool here (the batch's threads, the tokio runtime, the sandbox's programs, the
+//! compile pool) is sized by one per-process thread count: see [`threads`] for the rule.
+//! The result types pickle (Ray ships them between processes), and nothing installs a
+//! signal handler or needs the main thread: limits are enforced by the host's own timers.
+//!
 //! Errors map onto Python's: a malformed task or option is a `ValueError` naming the field; a
 //! failure on the verifier's side is `RewardFault`, never a score of 0.
 #![deny(clippy::unwrap_used)]
+
+mod threads;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -24,11 +31,12 @@ use std::time::Duration;
 
 use grpo_rewards::math::{EquivConfig, ExtractRule, MathCheck, MathChecker, MathConfig};
 use grpo_rewards::{RewardError, ScoredResult, Scorer, ScoringConfig};
-use grpo_sandbox::Sandbox;
+use grpo_sandbox::{Sandbox, SandboxOptions};
 use grpo_tasks::{Pack as TaskPack, RewardWeights, Task};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
 create_exception!(
     grpo_rewards,
@@ -42,8 +50,8 @@ create_exception!(
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
 /// The outcome of one math check.
-#[pyclass(frozen, get_all, module = "grpo_rewards")]
-#[derive(Debug, Clone)]
+#[pyclass(frozen, eq, get_all, module = "grpo_rewards")]
+#[derive(Debug, Clone, PartialEq)]
 struct MathResult {
     /// Whether the answer is equivalent to the reference.
     correct: bool,
@@ -55,8 +63,27 @@ struct MathResult {
     reason: String,
 }
 
+/// `MathResult`'s constructor arguments, in order.
+type MathResultArgs = (bool, Option<String>, String, String);
+
 #[pymethods]
 impl MathResult {
+    #[new]
+    fn new(correct: bool, extracted: Option<String>, kind: String, reason: String) -> Self {
+        MathResult {
+            correct,
+            extracted,
+            kind,
+            reason,
+        }
+    }
+
+    /// Pickles as the constructor's arguments.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, MathResultArgs) {
+        let r = slf.get().clone();
+        (slf.get_type(), (r.correct, r.extracted, r.kind, r.reason))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "MathResult(correct={}, extracted={}, kind={:?}, reason={:?})",
@@ -82,8 +109,8 @@ impl From<MathCheck> for MathResult {
 }
 
 /// One test of a code task.
-#[pyclass(frozen, get_all, module = "grpo_rewards")]
-#[derive(Debug, Clone)]
+#[pyclass(frozen, eq, get_all, from_py_object, module = "grpo_rewards")]
+#[derive(Debug, Clone, PartialEq)]
 struct TestResult {
     /// The test's position in the task.
     index: usize,
@@ -97,6 +124,27 @@ struct TestResult {
 
 #[pymethods]
 impl TestResult {
+    #[new]
+    fn new(index: usize, passed: bool, status: String, reason: String) -> Self {
+        TestResult {
+            index,
+            passed,
+            status,
+            reason,
+        }
+    }
+
+    /// Pickles as the constructor's arguments.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (Bound<'py, PyType>, (usize, bool, String, String)) {
+        let t = slf.get();
+        (
+            slf.get_type(),
+            (t.index, t.passed, t.status.clone(), t.reason.clone()),
+        )
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "TestResult(index={}, passed={}, status={:?})",
@@ -108,8 +156,8 @@ impl TestResult {
 }
 
 /// One scored completion: the weighted reward, each component's value, and the verdict.
-#[pyclass(frozen, get_all, module = "grpo_rewards")]
-#[derive(Debug, Clone)]
+#[pyclass(frozen, eq, get_all, module = "grpo_rewards")]
+#[derive(Debug, Clone, PartialEq)]
 struct Score {
     /// The task's id.
     task_id: String,
@@ -127,8 +175,52 @@ struct Score {
     tests: Option<Vec<TestResult>>,
 }
 
+/// `Score`'s constructor arguments, in order.
+type ScoreArgs = (
+    String,
+    f64,
+    BTreeMap<String, f64>,
+    bool,
+    String,
+    String,
+    Option<Vec<TestResult>>,
+);
+
 #[pymethods]
 impl Score {
+    #[new]
+    #[pyo3(signature = (task_id, reward, rewards, correct, kind, reason, tests = None))]
+    fn new(
+        task_id: String,
+        reward: f64,
+        rewards: BTreeMap<String, f64>,
+        correct: bool,
+        kind: String,
+        reason: String,
+        tests: Option<Vec<TestResult>>,
+    ) -> Self {
+        Score {
+            task_id,
+            reward,
+            rewards,
+            correct,
+            kind,
+            reason,
+            tests,
+        }
+    }
+
+    /// Pickles as the constructor's arguments.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, ScoreArgs) {
+        let s = slf.get().clone();
+        (
+            slf.get_type(),
+            (
+                s.task_id, s.reward, s.rewards, s.correct, s.kind, s.reason, s.tests,
+            ),
+        )
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Score(task_id={:?}, reward={}, correct={}, kind={:?})",
@@ -226,9 +318,9 @@ fn check_math(
     }))
 }
 
-/// Checks many `(gold, prediction)` pairs on Rust threads with the GIL released; results in
-/// input order. Ctrl-C raises `KeyboardInterrupt` within [`SIGNAL_POLL`] plus one check, after
-/// every worker has stopped.
+/// Checks many `(gold, prediction)` pairs on Rust threads (`threads`, default the process's
+/// thread count) with the GIL released; results in input order. Ctrl-C raises
+/// `KeyboardInterrupt` within [`SIGNAL_POLL`] plus one check, after every worker has stopped.
 #[pyfunction]
 #[pyo3(signature = (pairs, *, threads = None, rules = None, rel_tol = None, abs_tol = None,
                     rename_variables = false))]
@@ -249,10 +341,12 @@ fn check_math_batch(
     if threads == Some(0) {
         return Err(PyValueError::new_err("threads: must be at least 1"));
     }
-    let workers = threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .min(pairs.len())
-        .max(1);
+    let workers = match threads {
+        Some(n) => n,
+        None => threads::fixed(py)?.threads,
+    }
+    .min(pairs.len())
+    .max(1);
     let slots: Vec<OnceLock<MathResult>> = (0..pairs.len()).map(|_| OnceLock::new()).collect();
     let next = AtomicUsize::new(0);
     let cancel = AtomicBool::new(false);
@@ -351,13 +445,18 @@ fn extract_answer(
     }))
 }
 
-/// The process-wide tokio runtime the scoring futures run on.
-fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+
+/// The process-wide tokio runtime the scoring futures run on: the thread count's workers, and
+/// as many blocking threads at most (file system calls, compiling a module).
+fn runtime(py: Python<'_>) -> PyResult<&'static tokio::runtime::Runtime> {
     if let Some(rt) = RUNTIME.get() {
         return Ok(rt);
     }
+    let threads = threads::fixed(py)?.threads;
     let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .max_blocking_threads(threads)
         .thread_name("grpo-rewards")
         .enable_all()
         .build()
@@ -371,7 +470,7 @@ fn block_on<T: Send + 'static>(
     py: Python<'_>,
     future: impl Future<Output = T> + Send + 'static,
 ) -> PyResult<T> {
-    let rt = runtime()?;
+    let rt = runtime(py)?;
     let mut handle = rt.spawn(future);
     loop {
         // The timer is made inside the runtime: a tokio timer needs its context.
@@ -414,17 +513,37 @@ fn read_task(json: &str) -> PyResult<Task> {
     Ok(task)
 }
 
-/// A scorer of `config`, with the shared sandbox as its code judge when `code` (starting it,
-/// once per process, on first use).
+static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+
+/// The process-wide sandbox, running as many programs (and C/C++ compiles) at once as the
+/// thread count, built on first use (after sizing the compile pool to the same count).
+fn sandbox(py: Python<'_>) -> PyResult<Sandbox> {
+    static BUILD: Mutex<()> = Mutex::new(());
+    if let Some(sandbox) = SANDBOX.get() {
+        return Ok(sandbox.clone());
+    }
+    let threads = threads::fixed(py)?.threads;
+    py.detach(|| {
+        // One build at a time: the compile pool can be sized once only.
+        let _building = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(sandbox) = SANDBOX.get() {
+            return Ok(sandbox.clone());
+        }
+        threads::size_compile_pool(threads)?;
+        let options = SandboxOptions {
+            concurrency: threads,
+            compile_parallel: Some(threads),
+            ..SandboxOptions::default()
+        };
+        let sandbox = Sandbox::new(&options)
+            .map_err(|e| RewardFault::new_err(format!("starting the sandbox: {e}")))?;
+        Ok(SANDBOX.get_or_init(|| sandbox).clone())
+    })
+}
+
+/// A scorer of `config`, with the process-wide sandbox as its code judge when `code`.
 fn build_scorer(py: Python<'_>, config: &ScoringConfig, code: bool) -> PyResult<Arc<Scorer>> {
-    let sandbox = if code {
-        Some(
-            py.detach(Sandbox::shared)
-                .map_err(|e| RewardFault::new_err(format!("starting the sandbox: {e}")))?,
-        )
-    } else {
-        None
-    };
+    let sandbox = if code { Some(sandbox(py)?) } else { None };
     Ok(Arc::new(
         grpo_sandbox::scorer(config, sandbox).map_err(fault)?,
     ))
@@ -581,6 +700,32 @@ impl Pack {
     }
 }
 
+/// Sets the process's thread count (rule 1 of [`threads`]); an error once the pools run on
+/// another count.
+#[pyfunction]
+fn set_threads(threads: usize) -> PyResult<()> {
+    threads::set(threads)
+}
+
+/// `threads()`'s answer: count, rule, fixed, runtime workers, sandbox concurrency.
+type ThreadsInfo = (usize, &'static str, bool, Option<usize>, Option<usize>);
+
+/// The thread count, the rule that chose it (`explicit`, `env`, `ray`,
+/// `available_parallelism`), whether the pools were sized with it yet, and the sizes of the
+/// runtime's workers and the sandbox's concurrent programs once each exists.
+#[pyfunction]
+#[pyo3(name = "threads")]
+fn thread_budget(py: Python<'_>) -> PyResult<ThreadsInfo> {
+    let (budget, fixed) = threads::current(py)?;
+    Ok((
+        budget.threads,
+        budget.source.as_str(),
+        fixed,
+        RUNTIME.get().map(|rt| rt.metrics().num_workers()),
+        SANDBOX.get().map(Sandbox::concurrency),
+    ))
+}
+
 /// The module `grpo_rewards._native`.
 #[pymodule]
 #[pyo3(name = "_native")]
@@ -597,5 +742,7 @@ fn grpo_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(extract_answer, m)?)?;
     m.add_function(wrap_pyfunction!(score, m)?)?;
     m.add_function(wrap_pyfunction!(scorers_built, m)?)?;
+    m.add_function(wrap_pyfunction!(set_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(thread_budget, m)?)?;
     Ok(())
 }

@@ -24,6 +24,8 @@ def test_trl_math_reward_with_plain_and_conversational_completions():
         math_reward(prompts=prompts, completions=plain, solution=["1"])
     with pytest.raises(TypeError):
         math_reward(prompts=prompts, completions=[42, 43], solution=["1", "2"])
+    # A code row of a mixed dataset has no solution: not applicable, which TRL leaves out.
+    assert math_reward(completions=plain + ["print(1)"], solution=["42", "1/2", None]) == [1.0, 0.0, None]
 
 
 def test_trl_task_reward():

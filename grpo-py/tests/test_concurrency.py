@@ -48,16 +48,27 @@ def test_keyboard_interrupt_stops_a_batch_quickly_and_leaves_no_worker():
     # installs no KeyboardInterrupt handler: put Python's own back for this test.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     main = threading.main_thread().ident
-    seen = []
-    timer = threading.Timer(0.3, lambda: (seen.append(math_workers()), signal.pthread_kill(main, signal.SIGINT)))
-    timer.start()
-    started = time.perf_counter()
+    seen, interrupted = [], []
+
+    def interrupt():
+        # Ctrl-C once the batch runs on its workers: on a loaded machine, taking 400,000
+        # pairs from Python can last longer than any fixed delay.
+        deadline = time.perf_counter() + 30
+        while math_workers() < 4 and time.perf_counter() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        seen.append(math_workers())
+        interrupted.append(time.perf_counter())
+        signal.pthread_kill(main, signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt)
+    sender.start()
     with pytest.raises(KeyboardInterrupt):
         check_math_batch(pairs, threads=4)
         pytest.fail("the batch finished before the interrupt: make it bigger")
-    elapsed = time.perf_counter() - started
-    timer.join()
+    raised = time.perf_counter()
+    sender.join()
     signal.signal(signal.SIGINT, previous)
-    assert elapsed < 0.3 + 1.0, f"raised {elapsed - 0.3:.2f}s after Ctrl-C"
+    assert raised - interrupted[0] < 1.0, f"raised {raised - interrupted[0]:.2f}s after Ctrl-C"
     assert seen == [4], "the batch must have been running on its 4 workers"
     assert math_workers() == 0, "a worker outlived the interrupt"

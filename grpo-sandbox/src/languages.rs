@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use grpo_tasks::Language;
 use sha2::{Digest, Sha256};
 
-use crate::cc::{CLang, CompileLimits, Compiled, Compiler};
+use crate::cc::{CLang, CompileLimits, Compiled, Compiler, CompilerOptions, Toolchain};
 use crate::error::Result;
 use crate::files::JobFiles;
 use crate::module::P1State;
@@ -289,13 +289,25 @@ impl Sandbox {
         })
     }
 
-    /// The C/C++ compiler: the one set with [`Sandbox::with_compiler`], else the process-wide
-    /// one (an error saying how to install the toolchain when it is missing).
+    /// The C/C++ compiler: the one set with [`Sandbox::with_compiler`]; else, with
+    /// [`SandboxOptions::compile_parallel`](crate::SandboxOptions::compile_parallel), one of
+    /// this sandbox's own with that cap (built and kept on first use); else the process-wide
+    /// one. An error says how to install the toolchain when it is missing.
     pub fn compiler(&self) -> Result<Compiler> {
         if let Some(compiler) = self.configured_compiler() {
             return Ok(compiler);
         }
-        Ok(Compiler::shared()?)
+        let Some(max_parallel) = self.compile_parallel() else {
+            return Ok(Compiler::shared()?);
+        };
+        let options = CompilerOptions {
+            max_parallel,
+            ..CompilerOptions::default()
+        };
+        let own = Compiler::with_options(Toolchain::locate_default()?, options);
+        // Two first uses at once each built one: the first set is kept by both.
+        self.with_compiler(own.clone());
+        Ok(self.configured_compiler().unwrap_or(own))
     }
 
     /// Every language with the version this build runs: asked of the interpreters once; C and

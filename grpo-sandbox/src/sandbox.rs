@@ -66,6 +66,8 @@ struct Inner {
     compiled_harness: tokio::sync::OnceCell<Option<String>>,
     /// Where run directories go (`None`: the system's temporary directory).
     temp_root: Option<PathBuf>,
+    /// C/C++ compiles at once for this sandbox's own compiler (`None`: the process-wide one).
+    compile_parallel: Option<usize>,
     /// Programs started so far.
     runs: std::sync::atomic::AtomicU64,
     /// The interpreter's version, asked of the guest on first use.
@@ -102,6 +104,10 @@ pub struct SandboxOptions {
     /// Where each run's empty `/tmp` directory is created (default: the system's temporary
     /// directory). A directory that cannot be written makes every run a sandbox fault.
     pub temp_root: Option<PathBuf>,
+    /// How many C/C++ compiles (zig processes) run at once. `None` (the default): the
+    /// process-wide compiler's cap, the number of cores; `Some(n)`: a compiler of this
+    /// sandbox's own with cap `n`, built on first use.
+    pub compile_parallel: Option<usize>,
 }
 
 impl Default for SandboxOptions {
@@ -113,6 +119,7 @@ impl Default for SandboxOptions {
             engine: EngineOptions::default(),
             concurrency: cores,
             temp_root: None,
+            compile_parallel: None,
         }
     }
 }
@@ -157,6 +164,7 @@ impl Sandbox {
                 concurrency,
                 compiled_harness: tokio::sync::OnceCell::new(),
                 temp_root: options.temp_root.clone(),
+                compile_parallel: options.compile_parallel,
                 runs: std::sync::atomic::AtomicU64::new(0),
                 python_version: tokio::sync::OnceCell::new(),
                 p1_linker,
@@ -358,6 +366,11 @@ impl Sandbox {
 
     pub(crate) fn configured_compiler(&self) -> Option<crate::cc::Compiler> {
         self.inner.compiler.get().cloned()
+    }
+
+    /// [`SandboxOptions::compile_parallel`].
+    pub(crate) fn compile_parallel(&self) -> Option<usize> {
+        self.inner.compile_parallel
     }
 
     /// Runs `work` on one of the sandbox's CPU slots, given back whenever the guest waits

@@ -5,7 +5,14 @@
 - ``score`` / ``score_async`` / ``Pack``: math, countdown and code tasks (code runs against its
   tests in a wasmtime sandbox), scored exactly as ``grpo score`` scores them;
 - ``grpo_rewards.math_verify``: ``parse`` and ``verify`` shaped like Math-Verify's;
-- ``grpo_rewards.trl`` and ``grpo_rewards.verl``: reward functions for those trainers.
+- ``grpo_rewards.trl`` and ``grpo_rewards.verl``: reward functions for those trainers;
+- ``threads()`` / ``set_threads(n)``: the one thread count every pool of the package uses.
+
+Thread count, first match wins: ``set_threads(n)`` before the first check or score; the
+environment variable ``GRPO_REWARDS_THREADS``; in a Ray task or actor, the CPUs Ray assigned
+to it; else the CPUs this process may run on (affinity mask, cgroup quota). Fixed for the
+process once a pool starts. Results, packs and reward functions pickle, and nothing installs
+a signal handler or needs the main thread, so the package works inside Ray tasks and actors.
 
 A malformed task or option raises ``ValueError`` naming the field; a failure on the
 verifier's side raises ``RewardFault``. Nothing is silently scored 0.
@@ -15,7 +22,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from typing import Any, Mapping, Optional, Sequence, Union
+import os
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
 
 from ._native import (
     MathResult,
@@ -42,9 +50,39 @@ __all__ = [
     "extract_answer",
     "score",
     "score_async",
+    "set_threads",
+    "threads",
+    "Threads",
 ]
 
 Task = Union[str, Mapping[str, Any]]
+
+
+class Threads(NamedTuple):
+    """The package's thread count and where it came from."""
+
+    count: int
+    """Threads every pool uses: the math batch, the async runtime, the sandbox, the compiler."""
+    source: str
+    """The rule that chose it: ``explicit``, ``env``, ``ray`` or ``available_parallelism``."""
+    fixed: bool
+    """Whether a pool has started with it (after which it cannot change)."""
+    runtime_workers: Optional[int]
+    """The async runtime's worker threads, once it exists (the first ``score``)."""
+    sandbox_concurrency: Optional[int]
+    """Programs the sandbox runs at once, once it exists (the first code task)."""
+
+
+def threads() -> Threads:
+    """The thread count the package's pools use (or will use), and which rule chose it."""
+    return Threads(*_native.threads())
+
+
+def set_threads(count: int) -> None:
+    """Sets the thread count of every pool, overriding ``GRPO_REWARDS_THREADS`` and Ray's
+    assignment. Call it before the first check or score: once a pool runs on another count,
+    it raises ``RuntimeError``."""
+    _native.set_threads(count)
 
 
 def _task_json(task: Task) -> str:
@@ -92,6 +130,12 @@ class Pack:
 
     def __init__(self, spec: str) -> None:
         self._pack = _NativePack(spec)
+        # Kept for pickling: a path is made absolute, so the copy loads the same files from
+        # another working directory (a Ray worker's, say).
+        self._spec = spec if spec.startswith("builtin:") else os.path.abspath(spec)
+
+    def __reduce__(self):
+        return (Pack, (self._spec,))
 
     @property
     def name(self) -> str:

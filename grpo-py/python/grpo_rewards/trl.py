@@ -10,10 +10,14 @@ content is scored).
     trainer = GRPOTrainer(model=..., reward_funcs=[math_reward], train_dataset=dataset)
 
 - ``math_reward``: 1.0 when the completion's final answer equals the ``solution`` (or
-  ``answer``) column, else 0.0; the batch is checked on Rust threads;
+  ``answer``) column, else 0.0 (``None``, not applicable, where that column is ``None``);
+  the batch is checked on Rust threads;
 - ``task_reward``: the full grpo-rs reward for a ``task`` column holding our task schema
   (math, countdown, or code run against its tests in the sandbox), weights from the
   ``accuracy_weight`` / ``format_weight`` keywords of ``make_task_reward``.
+
+Both pickle (``task_reward`` is a ``TaskReward`` object), so they can be shipped to Ray
+workers or other processes.
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from typing import Any, Optional, Sequence
 
 from . import _native, score
 
-__all__ = ["math_reward", "task_reward", "make_task_reward", "completion_text"]
+__all__ = ["math_reward", "task_reward", "make_task_reward", "TaskReward", "completion_text"]
 
 
 def completion_text(completion: Any) -> str:
@@ -49,33 +53,54 @@ def _column(kwargs: dict, names: Sequence[str], n: int, func: str) -> list:
     raise ValueError(f"{func}: needs a dataset column named {' or '.join(f'`{n}`' for n in names)}")
 
 
-def math_reward(prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any) -> list[float]:
-    """1.0 for a completion whose final answer equals its ``solution``/``answer``, else 0.0."""
+def math_reward(
+    prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any
+) -> list[Optional[float]]:
+    """1.0 for a completion whose final answer equals its ``solution``/``answer``, else 0.0;
+    ``None`` (TRL: not applicable) where the row's solution is ``None``, as in a dataset that
+    mixes math rows with code rows."""
     if completions is None:
         raise ValueError("math_reward: no completions given")
     texts = [completion_text(c) for c in completions]
     golds = _column(kwargs, ("solution", "answer"), len(texts), "math_reward")
-    results = _native.check_math_batch([(str(g), t) for g, t in zip(golds, texts)])
-    return [1.0 if r.correct else 0.0 for r in results]
+    rows = [i for i, g in enumerate(golds) if g is not None]
+    results = _native.check_math_batch([(str(golds[i]), texts[i]) for i in rows])
+    rewards: list[Optional[float]] = [None] * len(texts)
+    for i, r in zip(rows, results):
+        rewards[i] = 1.0 if r.correct else 0.0
+    return rewards
 
 
-def make_task_reward(accuracy_weight: Optional[float] = None, format_weight: Optional[float] = None):
+class TaskReward:
     """A reward function over a ``task`` column (our task schema, dict or JSON text) with
-    these weights (default: accuracy 1, format 0)."""
+    fixed weights. An object rather than a closure, so that it pickles (Ray, multiprocessing)
+    and shows its weights in ``repr``."""
 
-    def task_reward(prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any) -> list[float]:
+    def __init__(self, accuracy_weight: Optional[float] = None, format_weight: Optional[float] = None) -> None:
+        self.accuracy_weight = accuracy_weight
+        self.format_weight = format_weight
+        # TRL names each reward function's logged column after its ``__name__``.
+        self.__name__ = "task_reward"
+
+    def __call__(self, prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any) -> list[float]:
         if completions is None:
             raise ValueError("task_reward: no completions given")
         texts = [completion_text(c) for c in completions]
         tasks = _column(kwargs, ("task",), len(texts), "task_reward")
         rewards = []
         for task, text in zip(tasks, texts):
-            (scored,) = score(task, [text], accuracy=accuracy_weight, format=format_weight)
+            (scored,) = score(task, [text], accuracy=self.accuracy_weight, format=self.format_weight)
             rewards.append(scored.reward)
         return rewards
 
-    task_reward.__name__ = "task_reward"
-    return task_reward
+    def __repr__(self) -> str:
+        return f"TaskReward(accuracy_weight={self.accuracy_weight!r}, format_weight={self.format_weight!r})"
+
+
+def make_task_reward(accuracy_weight: Optional[float] = None, format_weight: Optional[float] = None) -> TaskReward:
+    """A reward function over a ``task`` column (our task schema, dict or JSON text) with
+    these weights (default: accuracy 1, format 0)."""
+    return TaskReward(accuracy_weight, format_weight)
 
 
 task_reward = make_task_reward()

@@ -254,6 +254,11 @@ impl Compiler {
         Ok(SHARED.get_or_init(|| compiler).clone())
     }
 
+    /// How many compiles run at once.
+    pub fn max_parallel(&self) -> usize {
+        self.inner.options.max_parallel.max(1)
+    }
+
     /// `zig 0.17.0 (clang X.Y.Z)`.
     pub fn version(&self) -> &str {
         &self.inner.version

@@ -210,3 +210,27 @@ fn typescript_runs_and_its_syntax_errors_exit_1() {
     );
     assert!(!r.stderr.is_empty());
 }
+
+/// `SandboxOptions::compile_parallel` gives the sandbox a compiler of its own with that cap
+/// (the Python package sets it to its thread count); without it, the process-wide compiler
+/// keeps the number of cores.
+#[test]
+fn compile_parallel_caps_the_sandboxs_own_compiler() {
+    crate::cc_toolchain::ensure();
+    let options = grpo_sandbox::SandboxOptions {
+        concurrency: 1,
+        compile_parallel: Some(3),
+        ..grpo_sandbox::SandboxOptions::default()
+    };
+    let own = Sandbox::new(&options).unwrap();
+    assert_eq!(own.compiler().unwrap().max_parallel(), 3);
+    let request = RunRequest::new(
+        Language::C,
+        "#include <stdio.h>\nint main(void) { puts(\"7\"); return 0; }",
+    )
+    .with_limits(quick());
+    let outcome = rt().block_on(own.run_program(&request)).unwrap();
+    assert_eq!(outcome.run.unwrap().stdout, "7\n");
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(sandbox().compiler().unwrap().max_parallel(), cores);
+}
