@@ -616,6 +616,26 @@ fn score(
     score_with(py, scorer, task, completions)
 }
 
+/// verl's `ground_truth` (JSON text: a math answer, or `{"inputs", "outputs", "fn_name"?}`
+/// test cases) as a task of our schema (JSON text), converted as `grpo serve` converts it,
+/// with a placeholder prompt naming `task_id` (verl's rows keep the prompt elsewhere).
+#[pyfunction]
+#[pyo3(signature = (ground_truth_json, task_id = "request"))]
+fn task_from_ground_truth(ground_truth_json: &str, task_id: &str) -> PyResult<String> {
+    let value: serde_json::Value = serde_json::from_str(ground_truth_json)
+        .map_err(|e| PyValueError::new_err(format!("ground_truth: not JSON: {e}")))?;
+    let task = grpo_tasks::import::foreign::from_ground_truth(&value, task_id)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut task = serde_json::to_value(&task).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // verl's rows keep the prompt elsewhere; our schema wants one (it is never scored).
+    if let Some(prompt) = task.get_mut("prompt")
+        && prompt.as_str().is_some_and(str::is_empty)
+    {
+        *prompt = serde_json::Value::String(format!("verl ground truth ({task_id})"));
+    }
+    Ok(task.to_string())
+}
+
 /// How many scorers this process has built (a test's proof that calls reuse them).
 #[pyfunction]
 fn scorers_built() -> u64 {
@@ -742,6 +762,7 @@ fn grpo_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(extract_answer, m)?)?;
     m.add_function(wrap_pyfunction!(score, m)?)?;
     m.add_function(wrap_pyfunction!(scorers_built, m)?)?;
+    m.add_function(wrap_pyfunction!(task_from_ground_truth, m)?)?;
     m.add_function(wrap_pyfunction!(set_threads, m)?)?;
     m.add_function(wrap_pyfunction!(thread_budget, m)?)?;
     Ok(())

@@ -1,5 +1,6 @@
 """The TRL and verl call shapes."""
 import inspect
+import json
 
 import pytest
 
@@ -47,6 +48,35 @@ def test_verl_compute_score():
     assert compute_score("mine", "<answer>49</answer>", None, extra_info={"task": TASK}) == 1.0
     with pytest.raises(ValueError, match="ground_truth"):
         compute_score("mine", "x", None)
+
+
+def test_verl_code_sources_run_in_the_sandbox():
+    """verl's code sources score the program against its cases, as verl's continuous score
+    does: the fraction of the first 10 cases passed. They are never read as math answers."""
+    add = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+    cases = {"inputs": [f"{i} {i}\n" for i in range(4)], "outputs": [f"{2 * i}\n" for i in range(4)]}
+    for source in ("codecontests", "apps", "codeforces", "taco"):
+        assert compute_score(source, add, json.dumps(cases)) == 1.0
+    assert compute_score("codecontests", add, cases) == 1.0
+    # Right on the cases with i = 0 only (0 * 3 == 0 + 0): a quarter.
+    triple = "```python\na, b = map(int, input().split())\nprint(a * 3)\n```"
+    assert compute_score("codecontests", triple, cases) == 0.25
+    # Only the first 10 of 12 cases count: wrong on the last two still scores 1.0.
+    many = {"inputs": [f"{i} {i}\n" for i in range(12)],
+            "outputs": [f"{2 * i}\n" for i in range(10)] + ["-1\n", "-1\n"]}
+    assert compute_score("taco", add, many) == 1.0
+    # A program that crashes or never answers passes nothing.
+    assert compute_score("apps", "```python\nraise SystemExit(1)\n```", cases) == 0.0
+    # verl's call-based shape (fn_name: one JSON argument per input line).
+    call = {"inputs": ["[1, 2, 3]", "[]"], "outputs": ["6", "0"], "fn_name": "total"}
+    assert compute_score("apps", "```python\ndef total(xs):\n    return sum(xs)\n```", call) == 1.0
+    # A code ground truth is code whatever the data source says.
+    assert compute_score("my_source", add, cases) == 1.0
+    # A code source whose ground truth is not test cases is a clear error, not a math check.
+    with pytest.raises(ValueError, match="scored as code"):
+        compute_score("codecontests", add, "42")
+    # The same answer texts as math stay math.
+    assert compute_score("openai/gsm8k", "#### 8", "8") == 1.0
 
 
 def test_verl_loads_compute_score_by_file_path():
