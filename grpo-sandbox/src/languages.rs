@@ -231,7 +231,7 @@ impl Sandbox {
         compile_limits: &CompileLimits,
         files: &JobFiles,
     ) -> Result<RunOutput> {
-        let compiler = self.compiler()?;
+        let compiler = self.compiler_installing().await?;
         let (wasm, step) = match compiler.compile(lang, source, compile_limits).await? {
             Compiled::Failed {
                 return_code,
@@ -308,6 +308,22 @@ impl Sandbox {
         // Two first uses at once each built one: the first set is kept by both.
         self.with_compiler(own.clone());
         Ok(self.configured_compiler().unwrap_or(own))
+    }
+
+    /// [`Sandbox::compiler`], installing the toolchain first when it is missing (once per
+    /// host, on a blocking thread: see [`Toolchain::obtain_default`]).
+    pub async fn compiler_installing(&self) -> Result<Compiler> {
+        match self.compiler() {
+            Err(crate::error::SandboxError::Toolchain(crate::cc::CcError::Missing { .. })) => {
+                tokio::task::spawn_blocking(Toolchain::obtain_default)
+                    .await
+                    .map_err(|e| crate::error::SandboxError::Engine {
+                        reason: format!("installing the C/C++ toolchain: {e}"),
+                    })??;
+                self.compiler()
+            }
+            other => other,
+        }
     }
 
     /// Every language with the version this build runs: asked of the interpreters once; C and

@@ -11,5 +11,6 @@ mod cli_check_math;
 mod cli_eval;
 mod cli_serve;
 mod cli_tasks;
+mod cli_toolchain;
 mod cli_train;
 mod common;

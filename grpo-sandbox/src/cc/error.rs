@@ -11,8 +11,9 @@ pub enum CcError {
     /// No toolchain is installed where it is looked for.
     #[error(
         "the C/C++ toolchain (zig {version}) is not installed in {}: run `grpo toolchain install` \
-         (downloads {url}), or on a host without network `grpo toolchain install --from-file WHEEL` \
-         with that wheel copied there",
+         (downloads {url}; it installs itself on first use unless GRPO_NO_DOWNLOAD is set), or on \
+         a host without network `grpo toolchain install --from-file WHEEL` with that wheel copied \
+         there (or GRPO_ZIG_WHEEL=WHEEL)",
         dir.display()
     )]
     Missing {

@@ -153,6 +153,52 @@ impl Toolchain {
         Self::locate(&Self::default_cache_root()?)
     }
 
+    /// The toolchain under the default cache directory, installed first when it is missing:
+    /// the C/C++ path needs no install step. One install runs at a time on a host (a lock
+    /// file beside the toolchains, so concurrent first uses in any process install once and
+    /// the others wait for it). It installs from `GRPO_ZIG_WHEEL` when that names a local copy
+    /// of the pinned wheel, else from PyPI; with [`NO_DOWNLOAD_ENV`] set it never downloads,
+    /// and a missing toolchain is the [`CcError::Missing`] that says how to install from a
+    /// file. Blocking: async callers run it on a blocking thread.
+    pub fn obtain_default() -> Result<Toolchain, CcError> {
+        let root = Self::default_cache_root()?;
+        if let Ok(toolchain) = Self::locate(&root) {
+            return Ok(toolchain);
+        }
+        let local_wheel = std::env::var_os("GRPO_ZIG_WHEEL").is_some();
+        if downloads_forbidden() && !local_wheel {
+            return Self::locate(&root);
+        }
+        let parent = prepare_parent(&root)?;
+        let lock_path = parent.join(".install.lock");
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| CcError::io(&lock_path, e))?;
+        lock.lock().map_err(|e| CcError::io(&lock_path, e))?;
+        if let Ok(toolchain) = Self::locate(&root) {
+            // Another process or thread installed it while this one waited.
+            return Ok(toolchain);
+        }
+        tracing::info!(
+            dir = %Self::dir_in(&root).display(),
+            "the C/C++ toolchain is not installed: installing it now, once \
+             (`grpo toolchain install` does this ahead of time; {NO_DOWNLOAD_ENV}=1 forbids it)"
+        );
+        let report = Self::install_default(&mut |_| {})?;
+        if let Some(report) = &report {
+            tracing::info!(
+                downloaded_bytes = report.downloaded_bytes,
+                ms = report.elapsed_ms,
+                "C/C++ toolchain installed"
+            );
+        }
+        // The lock is released when `lock` closes.
+        Self::locate(&root)
+    }
+
     /// Makes sure the toolchain is under the default cache directory: `None` when it already
     /// was, else the report of installing it from `GRPO_ZIG_WHEEL` (a local copy of the pinned
     /// wheel) when that is set, or from PyPI (pinned URL and SHA-256), as
@@ -327,6 +373,17 @@ pub(crate) fn elapsed_ms(start: Instant) -> u64 {
 }
 
 /// Creates `<cache_root>/toolchains` and returns it.
+/// The environment variable that forbids fetching the toolchain on first use (air-gapped
+/// hosts): any value but empty, `0`, `false` or `no`.
+pub const NO_DOWNLOAD_ENV: &str = "GRPO_NO_DOWNLOAD";
+
+fn downloads_forbidden() -> bool {
+    std::env::var(NO_DOWNLOAD_ENV).is_ok_and(|v| {
+        let v = v.trim().to_ascii_lowercase();
+        !(v.is_empty() || v == "0" || v == "false" || v == "no")
+    })
+}
+
 fn prepare_parent(cache_root: &Path) -> Result<PathBuf, CcError> {
     let parent = cache_root.join("toolchains");
     fs::create_dir_all(&parent).map_err(|e| CcError::io(&parent, e))?;
