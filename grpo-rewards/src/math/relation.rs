@@ -315,8 +315,17 @@ pub fn constant_ratio(a: &Expr, b: &Expr, cfg: &EquivConfig) -> Option<Value> {
         let (Ok(x), Ok(y)) = (eval(a, &env), eval(b, &env)) else {
             continue;
         };
-        if x.is_zero() && y.is_zero() {
-            continue;
+        // An infinite side has no ratio (`x - \infty` is no multiple of `x - 12500`).
+        if matches!(x, Value::Infinity(_)) || matches!(y, Value::Infinity(_)) {
+            return None;
+        }
+        // A zero held as a float (`0 · 1.414`) is a zero too.
+        let zero = |v: &Value| v.is_zero() || v.to_complex() == Some((0.0, 0.0));
+        match (zero(&x), zero(&y)) {
+            (true, true) => continue,
+            // Zero on one side only: no multiple (`x - x` is no multiple of `x - \sqrt 2`).
+            (true, false) | (false, true) => return None,
+            (false, false) => {}
         }
         let r = x.div(&y).ok()?;
         if r.is_zero() {

@@ -10,7 +10,6 @@
 //! `12.8 ≠ 12.75`).
 
 use num_bigint::{BigInt, Sign};
-use num_integer::Integer;
 use num_rational::BigRational;
 use num_traits::{Signed, ToPrimitive, Zero};
 
@@ -62,16 +61,22 @@ fn exact_rounding(q: &BigRational, scale: &BigInt, digits: &BigInt) -> bool {
     *digits == truncated || *digits == rounded
 }
 
-/// Whether a reduced denominator has no prime factor other than 2 and 5.
+/// Whether a reduced denominator has no prime factor other than 2 and 5: the twos shifted
+/// out at once, then one exact power of five compared (division by 2 and 5 in a loop is
+/// quadratic in the digits of a long decimal).
 fn terminates(d: &BigInt) -> bool {
-    let mut d = d.clone();
-    for p in [2u32, 5] {
-        let p = BigInt::from(p);
-        while !d.is_zero() && d.is_multiple_of(&p) {
-            d /= &p;
-        }
+    if d.is_zero() {
+        return false;
     }
-    d == BigInt::from(1)
+    let twos = d.trailing_zeros().unwrap_or(0);
+    let odd = d.magnitude() >> twos;
+    if odd == num_bigint::BigUint::from(1u32) {
+        return true;
+    }
+    // odd = 5^k with k ≈ bits / log2(5).
+    let estimate = (odd.bits() as f64 / 5f64.log2()).round() as u64;
+    (estimate.saturating_sub(1)..=estimate + 1)
+        .any(|k| u32::try_from(k).is_ok_and(|k| num_bigint::BigUint::from(5u32).pow(k) == odd))
 }
 
 /// The same test for an irrational reference held as a float: only where `x · 10^places` is
@@ -130,6 +135,24 @@ mod tests {
         // fewer than three significant digits never stand for a rounding
         assert!(!stands_for(&dec(14, 3), 3, &q(1, 70)));
         assert!(stands_for(&dec(143, 4), 4, &q(1, 70)));
+    }
+
+    #[test]
+    fn a_long_terminating_reference_is_decided_without_a_loop_per_digit() {
+        // 2^a·5^b terminates, anything with another prime factor does not.
+        let pow = |b: u32, k: u32| BigInt::from(b).pow(k);
+        assert!(terminates(&(pow(2, 300) * pow(5, 7))));
+        assert!(terminates(&pow(5, 4001)));
+        assert!(terminates(&BigInt::from(1)));
+        assert!(!terminates(&(pow(5, 4001) * 3)));
+        assert!(!terminates(&(pow(2, 10) * pow(5, 4000) * 7)));
+        // 1.3969…91 with 4,000 nines is a terminating decimal: 6.875 never stands for it,
+        // decided at once (a division per factor of 2 and 5 took 30 ms).
+        let digits: BigInt = format!("13969{}1", "9".repeat(4000)).parse().unwrap();
+        let reference = Value::Exact(BigRational::new(digits, pow(10, 4005)));
+        let start = std::time::Instant::now();
+        assert!(!stands_for(&dec(6875, 3), 3, &reference));
+        assert!(start.elapsed().as_millis() < 20);
     }
 
     #[test]

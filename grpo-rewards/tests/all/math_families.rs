@@ -264,6 +264,11 @@ fn a_chain_whose_last_value_is_the_answer() {
             ("y = 1/7", r"$y = 3 - 2 = 1/7 \approx 0.142857$", true),
             ("y = 14", r"$y = 6 + 8 = 15$", false),
             ("y = 14", r"$z = 6 + 8 = 14$", false),
+            // found by the symmetry property: an infinite side is no multiple of a finite one
+            (r"x = \infty", r"$x = 12,500$", false),
+            (r"x = 12,500", r"$x = \infty$", false),
+            (r"x = x", r"$x = \sqrt{2}$", false),
+            (r"x = \sqrt{2}", r"$x = x$", false),
         ],
     );
 }
