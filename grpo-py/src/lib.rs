@@ -16,6 +16,7 @@
 //! failure on the verifier's side is `RewardFault`, never a score of 0.
 #![deny(clippy::unwrap_used)]
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -167,8 +168,35 @@ impl From<ScoredResult> for Score {
     }
 }
 
-/// The checker for the keyword options of `check_math` and friends.
+/// The checker for the keyword options of `check_math` and friends: one per process for the
+/// default options (with and without `rename_variables`), built once; a new one only for
+/// other rules or tolerances.
 fn checker(
+    rules: Option<Vec<String>>,
+    rel_tol: Option<f64>,
+    abs_tol: Option<f64>,
+    rename_variables: bool,
+) -> PyResult<Cow<'static, MathChecker>> {
+    static DEFAULT: OnceLock<MathChecker> = OnceLock::new();
+    static RENAMING: OnceLock<MathChecker> = OnceLock::new();
+    if rules.is_none() && rel_tol.is_none() && abs_tol.is_none() {
+        let (slot, rename) = if rename_variables {
+            (&RENAMING, true)
+        } else {
+            (&DEFAULT, false)
+        };
+        return Ok(Cow::Borrowed(slot.get_or_init(|| {
+            let mut config = MathConfig::default();
+            config.equiv.rename_variables = rename;
+            // The default configuration is valid; `new` only rejects empty rules or
+            // negative tolerances.
+            MathChecker::new(config).unwrap_or_default()
+        })));
+    }
+    build_checker(rules, rel_tol, abs_tol, rename_variables).map(Cow::Owned)
+}
+
+fn build_checker(
     rules: Option<Vec<String>>,
     rel_tol: Option<f64>,
     abs_tol: Option<f64>,
@@ -315,24 +343,43 @@ fn check_math_batch(
 
 /// Compares answers already extracted (`math_verify.parse`'s output): true when any of
 /// `answers` is equivalent to the first of `gold`, the rest of `gold` being alternatives.
+/// With `gold_source`, the reference is read from the text `parse` was given (its boxes, its
+/// final answer), as `check_math` reads it; with `answer_source`, the prediction is also
+/// checked from its text (several boxes answering the parts of a listed reference).
 #[pyfunction]
-#[pyo3(signature = (gold, answers, *, rel_tol = None, abs_tol = None))]
+#[pyo3(signature = (gold, answers, *, gold_source = None, answer_source = None,
+                    rel_tol = None, abs_tol = None, rename_variables = false))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one keyword argument of the Python signature each"
+)]
 fn verify_answers(
     py: Python<'_>,
     gold: Vec<String>,
     answers: Vec<String>,
+    gold_source: Option<String>,
+    answer_source: Option<String>,
     rel_tol: Option<f64>,
     abs_tol: Option<f64>,
+    rename_variables: bool,
 ) -> PyResult<bool> {
-    let checker = checker(None, rel_tol, abs_tol, false)?;
-    let Some((first, rest)) = gold.split_first() else {
+    let checker = checker(None, rel_tol, abs_tol, rename_variables)?;
+    let prepared = match (&gold_source, gold.split_first()) {
+        (Some(source), _) => Some((source.as_str(), &[][..])),
+        (None, Some((first, rest))) => Some((first.as_str(), rest)),
+        (None, None) => None,
+    };
+    let Some((first, rest)) = prepared else {
         return Ok(false);
     };
     Ok(py.detach(|| {
         let gold = checker.prepare(first, rest);
-        answers
-            .into_iter()
-            .any(|a| checker.check_answer(&gold, a).correct)
+        answer_source
+            .as_deref()
+            .is_some_and(|source| checker.check_prepared(&gold, source).correct)
+            || answers
+                .into_iter()
+                .any(|a| checker.check_answer(&gold, a).correct)
     }))
 }
 
