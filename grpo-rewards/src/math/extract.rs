@@ -150,13 +150,7 @@ fn last_boxed_span(s: &str) -> Option<(usize, &str, usize)> {
     // A few tries backwards, so one unbalanced `\boxed{` at the end does not hide an earlier
     // answer, without quadratic behaviour on adversarial input.
     for _ in 0..4 {
-        let hay = &s[..search_end];
-        let (at, len) = match (hay.rfind("\\boxed"), hay.rfind("\\fbox")) {
-            (Some(a), Some(b)) if b > a => (b, "\\fbox".len()),
-            (Some(a), _) => (a, "\\boxed".len()),
-            (None, Some(b)) => (b, "\\fbox".len()),
-            (None, None) => return None,
-        };
+        let (at, len) = last_box_command(&s[..search_end])?;
         let after = &s[at + len..];
         let trimmed = after.trim_start();
         let offset = s.len() - trimmed.len();
@@ -175,6 +169,21 @@ fn last_boxed_span(s: &str) -> Option<(usize, &str, usize)> {
         search_end = at;
     }
     None
+}
+
+/// The last `\\boxed` or `\\fbox` command: (its start, its length); one backwards pass over
+/// the backslashes.
+fn last_box_command(hay: &str) -> Option<(usize, usize)> {
+    hay.rmatch_indices('\\').find_map(|(i, _)| {
+        let rest = &hay[i..];
+        if rest.starts_with("\\boxed") {
+            Some((i, "\\boxed".len()))
+        } else if rest.starts_with("\\fbox") {
+            Some((i, "\\fbox".len()))
+        } else {
+            None
+        }
+    })
 }
 
 /// Whether `text` parses as math other than plain words.
@@ -423,12 +432,28 @@ fn gsm8k(s: &str) -> Option<&str> {
 
 /// The last "answer is" sentence: where its marker starts, and the answer text.
 fn answer_is_at(s: &str) -> Option<(usize, &str)> {
-    const MARKERS: &[&str] = &["answer is", "answer:", "answer is:"];
-    let lower = s.to_ascii_lowercase();
-    let (at, len) = MARKERS
-        .iter()
-        .filter_map(|m| lower.rfind(m).map(|i| (i, m.len())))
-        .max_by_key(|(i, len)| (*i, *len))?;
+    // "answer is", "answer:" or "answer is:", in any case: the last "answer" followed by
+    // " is" or ":", found without copying the completion.
+    let marker = |needle: &str| {
+        s.rmatch_indices(needle).find_map(|(i, _)| {
+            let start = i.checked_sub(1)?;
+            if !s.as_bytes()[start].eq_ignore_ascii_case(&b'a') {
+                return None;
+            }
+            let after = &s.as_bytes()[i + needle.len()..];
+            if after.first() == Some(&b':') {
+                Some((start, "answer:".len()))
+            } else if after.len() >= 3 && after[..3].eq_ignore_ascii_case(b" is") {
+                Some((start, "answer is".len()))
+            } else {
+                None
+            }
+        })
+    };
+    let (at, len) = [marker("nswer"), marker("NSWER")]
+        .into_iter()
+        .flatten()
+        .max_by_key(|(i, _)| *i)?;
     let rest = s[at + len..]
         .trim_start()
         .trim_start_matches(':')

@@ -110,7 +110,13 @@ impl ReadAnswer {
     /// Reads an extracted answer through the one normalisation pipeline.
     fn new(answer: &str) -> Self {
         let text = normalize_answer(&unescape_doubled(answer));
-        let (expr, parsed) = match parse_answer(&text) {
+        let parsed = parse_answer(&text);
+        Self::from_parsed(text, parsed)
+    }
+
+    /// An answer already normalised, with its parse.
+    fn from_parsed(text: String, parsed: Result<Expr>) -> Self {
+        let (expr, parsed) = match parsed {
             Ok(e) => (e, Ok(())),
             Err(err) => (
                 Expr::Text(parse::normalize_text(&text)),
@@ -163,23 +169,28 @@ impl PreparedGold {
 /// The answer of a reference: its boxes (all of them when it boxes several parts), its
 /// `#### N`, the whole text when it reads as an answer, else the final answer of the worked
 /// solution it is (its "answer is" sentence or its last math span; not a stray last number).
-fn reference_answer(gold: &str) -> String {
+fn reference_answer(gold: &str) -> ReadAnswer {
     if let Some(boxes) = extract::reference_boxes(gold).filter(|b| !b.is_empty()) {
-        return boxes;
+        return ReadAnswer::new(&boxes);
     }
     if let Some(e) = extract(gold, &[ExtractRule::Gsm8k]) {
-        return e.text;
+        return ReadAnswer::new(&e.text);
     }
     let whole = clean_answer(gold);
-    let reads = match parse_answer(&whole) {
+    let parsed = parse_answer(&whole);
+    let reads = match &parsed {
         Ok(Expr::Text(t)) => t.split(' ').count() <= extract::MAX_WHOLE_WORDS,
         Ok(_) => true,
         Err(_) => false,
     };
     if reads {
-        return whole;
+        // Parsed once: the whole reference is the answer.
+        return ReadAnswer::from_parsed(whole, parsed);
     }
-    extract(gold, &[ExtractRule::AnswerIs, ExtractRule::LastMath]).map_or(whole, |e| e.text)
+    match extract(gold, &[ExtractRule::AnswerIs, ExtractRule::LastMath]) {
+        Some(e) => ReadAnswer::new(&e.text),
+        None => ReadAnswer::from_parsed(whole, parsed),
+    }
 }
 
 /// The reusable math checker.
@@ -217,7 +228,7 @@ impl MathChecker {
     pub fn prepare(&self, gold: &str, alternatives: &[String]) -> PreparedGold {
         let answers = std::iter::once(gold)
             .chain(alternatives.iter().map(String::as_str))
-            .map(|g| ReadAnswer::new(&reference_answer(&unescape_doubled(g))))
+            .map(|g| reference_answer(&unescape_doubled(g)))
             .collect();
         PreparedGold { answers }
     }

@@ -99,6 +99,10 @@ const MAX_PASSES: usize = 4;
 /// `normalize_answer(&normalize_answer(s)) == normalize_answer(s)`.
 pub fn normalize_answer(raw: &str) -> String {
     let mut s = one_pass(raw);
+    if s == raw {
+        // Already normal (an answer normalised once, read again): one pass confirms it.
+        return s;
+    }
     for _ in 1..MAX_PASSES {
         let next = one_pass(&s);
         if next == s {
