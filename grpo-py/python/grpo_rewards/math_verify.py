@@ -33,11 +33,10 @@ from . import _native
 __all__ = ["parse", "verify"]
 
 class Parsed(list):
-    """The answers ``parse`` found (a list of texts), with the text they came from."""
+    """The answers ``parse`` found (a list of texts), with the text they came from
+    (``source``; ``None`` when ``parse`` was given other rules)."""
 
-    def __init__(self, answers: Sequence[str], source: str) -> None:
-        super().__init__(answers)
-        self.source = source
+    __slots__ = ("source",)
 
 
 ParsedLike = Union[str, Sequence[str]]
@@ -56,10 +55,16 @@ def parse(
     """The final answer in ``pred``, as a one-element list; ``[]`` when there is none."""
     if not isinstance(pred, str):
         raise TypeError(f"pred: expected a string, got {type(pred).__name__}")
-    found = _native.extract_answer(pred, rules=list(rules) if rules is not None else None)
-    # The source is kept only for the default rules: with other rules, ``verify`` reads the
-    # answers found.
-    return Parsed([] if found is None else [found], pred if rules is None else None)
+    if rules is None:
+        found = _native.extract_answer(pred)
+        parsed = Parsed() if found is None else Parsed((found,))
+        parsed.source = pred
+        return parsed
+    # With other rules, ``verify`` reads the answers found, not the source.
+    found = _native.extract_answer(pred, rules=list(rules))
+    parsed = Parsed() if found is None else Parsed((found,))
+    parsed.source = None
+    return parsed
 
 
 def _texts(value: ParsedLike, name: str) -> list[str]:
@@ -85,6 +90,11 @@ def verify(
 ) -> bool:
     """True when any answer of ``target`` is equivalent to the gold answer (its other
     elements are alternatives)."""
+    if (type(gold) is Parsed and type(target) is Parsed and gold.source is not None
+            and target.source is not None):
+        # The common path: both sides from parse() with the default rules.
+        return _native.verify_parsed(gold.source, target[0] if target else None,
+                                     target.source, not strict)
     return _native.verify_answers(
         _texts(gold, "gold"),
         _texts(target, "target"),

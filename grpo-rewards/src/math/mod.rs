@@ -246,7 +246,30 @@ impl MathChecker {
                 ),
             };
         };
-        let check = self.check_answer(gold, found.text);
+        self.check_found_in(gold, found.text, &completion)
+    }
+
+    /// Checks the answer `answer` that the extraction rules found in `completion`: what
+    /// [`MathChecker::check_prepared`] does once it has found it (the completion is read
+    /// again only for a reference that lists several answers, whose parts several boxes may
+    /// answer). For callers that extract first, such as a `parse` then `verify` interface.
+    pub fn check_found(
+        &self,
+        gold: &PreparedGold,
+        answer: impl Into<String>,
+        completion: &str,
+    ) -> MathCheck {
+        self.check_found_in(gold, answer, &unescape_doubled(completion))
+    }
+
+    /// [`MathChecker::check_found`] on a completion already unescaped.
+    fn check_found_in(
+        &self,
+        gold: &PreparedGold,
+        answer: impl Into<String>,
+        completion: &str,
+    ) -> MathCheck {
+        let check = self.check_answer(gold, answer);
         if check.correct
             || !gold.lists_answers()
             || !self.config.rules.contains(&ExtractRule::Boxed)
@@ -254,7 +277,7 @@ impl MathChecker {
             return check;
         }
         // Several boxes joined by a short phrase answer the parts of a listed reference.
-        match extract::joined_boxes(&completion) {
+        match extract::joined_boxes(completion) {
             Some(parts) => {
                 let joined = self.check_answer(gold, parts.join(", "));
                 if joined.correct { joined } else { check }

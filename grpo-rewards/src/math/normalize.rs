@@ -113,43 +113,117 @@ pub fn normalize_answer(raw: &str) -> String {
     s
 }
 
+/// Which bytes a text has: each step of the pipeline runs only when its trigger is there
+/// (most answers are short and have few of them; a substring search per rule cost more than
+/// the rest of a check).
+#[derive(Clone, Copy)]
+struct Has {
+    backslash: bool,
+    dollar: bool,
+    non_ascii: bool,
+    comma: bool,
+    brace: bool,
+    space: bool,
+    paren: bool,
+    colon: bool,
+}
+
+impl Has {
+    fn of(s: &str) -> Has {
+        let mut h = Has {
+            backslash: false,
+            dollar: false,
+            non_ascii: false,
+            comma: false,
+            brace: false,
+            space: false,
+            paren: false,
+            colon: false,
+        };
+        for b in s.bytes() {
+            match b {
+                b'\\' => h.backslash = true,
+                b'$' => h.dollar = true,
+                b',' => h.comma = true,
+                b'{' => h.brace = true,
+                b' ' => h.space = true,
+                b')' => h.paren = true,
+                b':' => h.colon = true,
+                b if b >= 0x80 => h.non_ascii = true,
+                _ => {}
+            }
+        }
+        h
+    }
+}
+
+fn replace_all(out: &mut String, rules: &[(&str, &str)]) {
+    for (from, to) in rules {
+        if out.contains(from) {
+            *out = out.replace(from, to);
+        }
+    }
+}
+
 fn one_pass(raw: &str) -> String {
-    let s = strip_delimiters(raw);
-    let mut out = unwrap_text(s);
-    for (from, to) in [
-        ("\\$", ""),
-        ("$", ""),
-        ("^\\circ", ""),
-        ("^{\\circ}", ""),
-        ("°", ""),
-        ("\\%", "%"),
-    ] {
-        if out.contains(from) {
-            out = out.replace(from, to);
-        }
+    let has = Has::of(raw);
+    let s = strip_delimiters(raw, has.backslash || has.dollar);
+    let mut out = if has.backslash {
+        unwrap_text(s)
+    } else {
+        s.to_string()
+    };
+    if has.dollar {
+        replace_all(&mut out, &[("\\$", ""), ("$", "")]);
     }
-    out = join_thousands(&out);
-    if out.contains("\\!") {
-        out = out.replace("\\!", "");
+    if has.backslash {
+        replace_all(
+            &mut out,
+            &[("^\\circ", ""), ("^{\\circ}", ""), ("\\%", "%")],
+        );
     }
-    out = separate_spacing_commands(&out);
-    for (from, to) in [
-        (" or ", ", "),
-        (" and ", ", "),
-        (")or(", "), ("),
-        (")and(", "), ("),
-    ] {
-        if out.contains(from) {
-            out = out.replace(from, to);
-        }
+    if has.non_ascii {
+        replace_all(&mut out, &[("°", "")]);
+    }
+    if has.comma || has.brace {
+        out = join_thousands(&out);
+    }
+    if has.backslash {
+        replace_all(&mut out, &[("\\!", "")]);
+        out = separate_spacing_commands(&out);
+    }
+    // (`\text{or}` becomes ` or ` above: a backslash may bring spaces.)
+    if has.space || has.paren || has.backslash {
+        replace_all(
+            &mut out,
+            &[
+                (" or ", ", "),
+                (" and ", ", "),
+                (")or(", "), ("),
+                (")and(", "), ("),
+            ],
+        );
     }
     // `19, 46, and 82`: the `and` became a comma next to a comma.
     while out.contains(", ,") || out.contains(",,") {
         out = out.replace(", ,", ",").replace(",,", ",");
     }
-    let out = collapse_spaces(out.trim().trim_start_matches(',').trim());
-    let out = time_of_day(&out).unwrap_or(out);
-    let out = strip_units(&out);
+    let trimmed = out.trim().trim_start_matches(',').trim();
+    let out = if has.space || has.backslash {
+        collapse_spaces(trimmed)
+    } else {
+        trimmed.to_string()
+    };
+    let out = if has.colon {
+        time_of_day(&out).unwrap_or(out)
+    } else {
+        out
+    };
+    let out = if out.contains(' ') {
+        strip_units(&out)
+    } else {
+        out
+    };
     out.trim()
         .trim_end_matches(['.', ';', ','])
         .trim()
@@ -157,7 +231,7 @@ fn one_pass(raw: &str) -> String {
 }
 
 /// Step 1: delimiters, an outer box and trailing punctuation.
-fn strip_delimiters(raw: &str) -> &str {
+fn strip_delimiters(raw: &str, may_be_wrapped: bool) -> &str {
     let mut s = raw.trim();
     loop {
         let before = s;
@@ -167,8 +241,11 @@ fn strip_delimiters(raw: &str) -> &str {
             }
         }
         s = s.trim_end_matches(['.', ',', ';', ' ', '\n']).trim();
-        if let Some(inner) = last_boxed(s)
-            && (s.starts_with("\\boxed") || s.starts_with("\\fbox"))
+        if !may_be_wrapped {
+            return s;
+        }
+        if (s.starts_with("\\boxed") || s.starts_with("\\fbox"))
+            && let Some(inner) = last_boxed(s)
             && boxed_spans_all(s, inner)
         {
             s = inner.trim();

@@ -10,6 +10,7 @@
 //! `12.8 ≠ 12.75`).
 
 use num_bigint::{BigInt, Sign};
+use num_integer::Integer;
 use num_rational::BigRational;
 use num_traits::{Signed, ToPrimitive, Zero};
 
@@ -28,12 +29,15 @@ pub fn stands_for(decimal: &BigRational, places: u32, reference: &Value) -> bool
         return false;
     }
     let scale = BigInt::from(10u32).pow(places);
-    let scaled = decimal * BigRational::from_integer(scale.clone());
-    if !scaled.is_integer() {
+    // `decimal · 10^places` in integers (no gcd): it must be a whole number of units.
+    let (units, rest) = scale.div_rem(decimal.denom());
+    if !rest.is_zero() {
         return false;
     }
-    let digits = scaled.to_integer();
-    if digits.magnitude().to_string().len() < MIN_SIGNIFICANT {
+    let digits = decimal.numer() * units;
+    // At least MIN_SIGNIFICANT digits: |digits| ≥ 10^(MIN_SIGNIFICANT - 1).
+    let least = num_bigint::BigUint::from(10u32).pow(MIN_SIGNIFICANT.saturating_sub(1) as u32);
+    if *digits.magnitude() < least {
         return false;
     }
     match reference {
@@ -50,13 +54,17 @@ fn exact_rounding(q: &BigRational, scale: &BigInt, digits: &BigInt) -> bool {
     if q.is_integer() || terminates(q.denom()) {
         return false;
     }
-    let s = q * BigRational::from_integer(scale.clone());
-    let truncated = s.trunc().to_integer();
-    let half = BigRational::new(BigInt::from(1), BigInt::from(2));
-    let rounded = if s.is_negative() {
-        -(-&s + &half).floor().to_integer()
+    // q · scale = num / den (den > 0), in integers: truncated toward zero, and rounded half
+    // away from zero as ⌊(2|num| + den) / 2den⌋ with num's sign.
+    let num = q.numer() * scale;
+    let den = q.denom();
+    let truncated = &num / den;
+    let two = BigInt::from(2);
+    let magnitude = (num.abs() * &two + den) / (den * &two);
+    let rounded = if num.is_negative() {
+        -magnitude
     } else {
-        (&s + &half).floor().to_integer()
+        magnitude
     };
     *digits == truncated || *digits == rounded
 }
