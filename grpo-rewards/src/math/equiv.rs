@@ -294,6 +294,28 @@ fn collections_equal(g: &Collection, p: &Collection, cfg: &EquivConfig, depth: u
                 .zip(&p.items)
                 .all(|(a, b)| equal(a, b, cfg, depth + 1));
     }
+    // Sets of plain exact numbers (integers and fractions, no decimals) compare as sorted
+    // values: linear in evaluations, where the pairwise matching below is quadratic.
+    if let (Some(mut a), Some(mut b)) = (exact_values(&g.items), exact_values(&p.items)) {
+        a.sort();
+        a.dedup();
+        b.sort();
+        b.dedup();
+        return a == b;
+    }
+    if g.items.len() > MAX_PAIRWISE || p.items.len() > MAX_PAIRWISE {
+        // Past the pairwise bound: the same elements up to order, structurally.
+        let sorted = |items: &[Expr]| {
+            let mut keys: Vec<String> = items
+                .iter()
+                .map(|e| format!("{:?}", canonical(e)))
+                .collect();
+            keys.sort();
+            keys.dedup();
+            keys
+        };
+        return sorted(&g.items) == sorted(&p.items);
+    }
     // Unordered: every element of each side matches an element of the other, and a perfect
     // matching exists when sizes agree (greedy is enough for equivalence classes).
     let gs = distinct(&g.items, cfg, depth);
@@ -309,6 +331,33 @@ fn collections_equal(g: &Collection, p: &Collection, cfg: &EquivConfig, depth: u
         used[k] = true;
     }
     true
+}
+
+/// The most elements of an unordered collection matched pair by pair (quadratic in the
+/// elements); larger ones compare as sorted exact values or, failing that, structurally.
+const MAX_PAIRWISE: usize = 48;
+
+/// The exact values of collection elements that are plain numbers (integer literals,
+/// fractions of them, their negations), or `None` when any element is something else.
+fn exact_values(items: &[Expr]) -> Option<Vec<num_rational::BigRational>> {
+    fn plain(e: &Expr) -> bool {
+        match e {
+            Expr::Num(_) => true,
+            Expr::Neg(a) => plain(a),
+            Expr::Product(f) => f.iter().all(|(x, _)| matches!(x, Expr::Num(_))),
+            _ => false,
+        }
+    }
+    if items.len() < 8 || !items.iter().all(plain) {
+        return None;
+    }
+    items
+        .iter()
+        .map(|e| match eval(e, &[]) {
+            Ok(crate::math::number::Value::Exact(q)) => Some(q),
+            _ => None,
+        })
+        .collect()
 }
 
 fn distinct<'a>(items: &'a [Expr], cfg: &EquivConfig, depth: usize) -> Vec<&'a Expr> {
