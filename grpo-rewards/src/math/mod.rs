@@ -3,6 +3,10 @@
 //! - [`extract`] finds the final answer in a completion (`<answer>`, `\boxed{}` (several
 //!   joined by `and` or commas read as a list), `#### N`, "the answer is", the last `$…$`,
 //!   `\(…\)`, `\[…\]` or matrix in prose, last number; configurable priority) and cleans it.
+//! - [`normalize`] is the one pipeline every answer goes through before it is parsed,
+//!   reference and prediction alike (text units, `\text{}`, degree signs, thousands
+//!   separators, doubled backslashes), so no rule applies to one side only; a reference
+//!   written as a worked solution is read for its final answer first.
 //! - [`parse`] turns LaTeX or plain math into an [`Expr`] tree, linear-time, with caps on
 //!   length and nesting (numbers as people write them: `12 500`, `12,\!500`, `3,75`).
 //! - [`equiv`] decides equivalence: exact big-rational arithmetic whenever the values are
