@@ -27,7 +27,7 @@ use crate::math::extract::{balanced_group, last_boxed};
 
 /// Command names whose doubled-backslash form (`\\frac`) marks text escaped twice: none of
 /// them can follow a LaTeX line break `\\` as plain letters in an answer.
-const DOUBLED_MARKERS: &[&str] = &[
+pub const DOUBLED_MARKERS: &[&str] = &[
     "frac", "dfrac", "tfrac", "sqrt", "left", "right", "boxed", "le", "leq", "ge", "geq", "ne",
     "neq", "in", "cdot", "times", "pi", "infty", "text", "mathrm", "begin", "end", "cup", "cap",
     "pm", "mp", "approx", "sum", "prod", "alpha", "beta", "theta", "quad", "qquad", "mathbf",
