@@ -2,7 +2,7 @@
 """Math-Verify against grpo_rewards, in one Python process, on the same pairs.
 
     python3 grpo-py/bench/vs_math_verify.py [--pairs benches/data/math_pairs.jsonl]
-                                            [--seconds 3] [--reinstall]
+                                            [--seconds 3] [--reinstall] [--wheel PATH]
 
 1. makes a venv under target/py-bench-venv with `math-verify[antlr4_13_2]==0.9.0` and this
    package built in release mode (`pip install ./grpo-py`, once; `--reinstall` rebuilds it),
@@ -27,7 +27,7 @@ VENV = ROOT / "target" / "py-bench-venv"
 MATH_VERIFY = "math-verify[antlr4_13_2]==0.9.0"
 
 
-def ensure_venv(reinstall):
+def ensure_venv(reinstall, wheel):
     py = VENV / "bin" / "python"
     if pathlib.Path(sys.prefix).resolve() == VENV.resolve():
         return
@@ -35,11 +35,16 @@ def ensure_venv(reinstall):
         print(f"creating {VENV}", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
         subprocess.run([str(py), "-m", "pip", "install", "-q", MATH_VERIFY], check=True)
-        reinstall = True
-    if reinstall:
+        reinstall = not wheel
+    if wheel:
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", wheel], check=True)
+    elif reinstall:
         print("building grpo-py in release mode (pip install ./grpo-py)", file=sys.stderr)
         subprocess.run([str(py), "-m", "pip", "install", "-q", "--force-reinstall", str(ROOT / "grpo-py")], check=True)
     args = [a for a in sys.argv[1:] if a != "--reinstall"]
+    if "--wheel" in args:
+        k = args.index("--wheel")
+        del args[k:k + 2]
     os.execv(str(py), [str(py), __file__, *args])
 
 
@@ -59,8 +64,9 @@ def main():
     ap.add_argument("--pairs", default=str(ROOT / "benches" / "data" / "math_pairs.jsonl"))
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--reinstall", action="store_true")
+    ap.add_argument("--wheel")
     args = ap.parse_args()
-    ensure_venv(args.reinstall)
+    ensure_venv(args.reinstall, args.wheel)
 
     import math_verify
     import grpo_rewards

@@ -23,13 +23,16 @@
 
 mod threads;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use grpo_rewards::math::{EquivConfig, ExtractRule, MathCheck, MathChecker, MathConfig};
+use grpo_rewards::math::{
+    EquivConfig, ExtractRule, MathCheck, MathChecker, MathConfig, PreparedGold,
+};
 use grpo_rewards::{RewardError, ScoredResult, Scorer, ScoringConfig};
 use grpo_sandbox::{Sandbox, SandboxOptions};
 use grpo_tasks::{Pack as TaskPack, RewardWeights, Task};
@@ -259,8 +262,35 @@ impl From<ScoredResult> for Score {
     }
 }
 
-/// The checker for the keyword options of `check_math` and friends.
+/// The checker for the keyword options of `check_math` and friends: one per process for the
+/// default options (with and without `rename_variables`), built once; a new one only for
+/// other rules or tolerances.
 fn checker(
+    rules: Option<Vec<String>>,
+    rel_tol: Option<f64>,
+    abs_tol: Option<f64>,
+    rename_variables: bool,
+) -> PyResult<Cow<'static, MathChecker>> {
+    static DEFAULT: OnceLock<MathChecker> = OnceLock::new();
+    static RENAMING: OnceLock<MathChecker> = OnceLock::new();
+    if rules.is_none() && rel_tol.is_none() && abs_tol.is_none() {
+        let (slot, rename) = if rename_variables {
+            (&RENAMING, true)
+        } else {
+            (&DEFAULT, false)
+        };
+        return Ok(Cow::Borrowed(slot.get_or_init(|| {
+            let mut config = MathConfig::default();
+            config.equiv.rename_variables = rename;
+            // The default configuration is valid; `new` only rejects empty rules or
+            // negative tolerances.
+            MathChecker::new(config).unwrap_or_default()
+        })));
+    }
+    build_checker(rules, rel_tol, abs_tol, rename_variables).map(Cow::Owned)
+}
+
+fn build_checker(
     rules: Option<Vec<String>>,
     rel_tol: Option<f64>,
     abs_tol: Option<f64>,
@@ -292,6 +322,44 @@ fn checker(
     MathChecker::new(config).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Runs `f` on the prepared reference `gold` (with `alternatives`), reusing the last one this
+/// thread prepared with the same process-wide checker: a reward function checks a group of
+/// completions against one reference in a row, and the reference is read once per group, as
+/// the Scorer reads it.
+fn with_prepared<R>(
+    checker: &Cow<'static, MathChecker>,
+    gold: &str,
+    alternatives: &[String],
+    f: impl FnOnce(&PreparedGold) -> R,
+) -> R {
+    type Last = Option<(usize, String, Vec<String>, PreparedGold)>;
+    thread_local! {
+        static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
+    }
+    let Cow::Borrowed(shared) = checker else {
+        return f(&checker.prepare(gold, alternatives));
+    };
+    let key = std::ptr::from_ref::<MathChecker>(shared) as usize;
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        let hit = last
+            .as_ref()
+            .is_some_and(|(k, g, a, _)| *k == key && g == gold && a == alternatives);
+        if !hit {
+            *last = Some((
+                key,
+                gold.to_string(),
+                alternatives.to_vec(),
+                shared.prepare(gold, alternatives),
+            ));
+        }
+        match last.as_ref() {
+            Some((_, _, _, prepared)) => f(prepared),
+            None => f(&shared.prepare(gold, alternatives)),
+        }
+    })
+}
+
 /// Checks one completion against a reference answer (and its alternatives), GIL released.
 #[pyfunction]
 #[pyo3(signature = (gold, prediction, *, alternatives = None, rules = None, rel_tol = None,
@@ -313,8 +381,9 @@ fn check_math(
     let checker = checker(rules, rel_tol, abs_tol, rename_variables)?;
     let alternatives = alternatives.unwrap_or_default();
     Ok(py.detach(|| {
-        let gold = checker.prepare(&gold, &alternatives);
-        MathResult::from(checker.check_prepared(&gold, &prediction))
+        with_prepared(&checker, &gold, &alternatives, |gold| {
+            MathResult::from(checker.check_prepared(gold, &prediction))
+        })
     }))
 }
 
@@ -409,24 +478,65 @@ fn check_math_batch(
 
 /// Compares answers already extracted (`math_verify.parse`'s output): true when any of
 /// `answers` is equivalent to the first of `gold`, the rest of `gold` being alternatives.
+/// With `gold_source`, the reference is read from the text `parse` was given (its boxes, its
+/// final answer), as `check_math` reads it; with `answer_source` (the text the answers were
+/// found in), several boxes there may answer the parts of a listed reference, as in
+/// `check_math`.
 #[pyfunction]
-#[pyo3(signature = (gold, answers, *, rel_tol = None, abs_tol = None))]
+#[pyo3(signature = (gold, answers, *, gold_source = None, answer_source = None,
+                    rel_tol = None, abs_tol = None, rename_variables = false))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one keyword argument of the Python signature each"
+)]
 fn verify_answers(
     py: Python<'_>,
     gold: Vec<String>,
     answers: Vec<String>,
+    gold_source: Option<String>,
+    answer_source: Option<String>,
     rel_tol: Option<f64>,
     abs_tol: Option<f64>,
+    rename_variables: bool,
 ) -> PyResult<bool> {
-    let checker = checker(None, rel_tol, abs_tol, false)?;
-    let Some((first, rest)) = gold.split_first() else {
+    let checker = checker(None, rel_tol, abs_tol, rename_variables)?;
+    let prepared = match (&gold_source, gold.split_first()) {
+        (Some(source), _) => Some((source.as_str(), &[][..])),
+        (None, Some((first, rest))) => Some((first.as_str(), rest)),
+        (None, None) => None,
+    };
+    let Some((first, rest)) = prepared else {
         return Ok(false);
     };
     Ok(py.detach(|| {
-        let gold = checker.prepare(first, rest);
-        answers
-            .into_iter()
-            .any(|a| checker.check_answer(&gold, a).correct)
+        with_prepared(&checker, first, rest, |gold| {
+            answers.into_iter().any(|a| match &answer_source {
+                Some(source) => checker.check_found(gold, a, source).correct,
+                None => checker.check_answer(gold, a).correct,
+            })
+        })
+    }))
+}
+
+/// `verify(parse(gold), parse(prediction))` in one call: the reference read from its text,
+/// the answer `parse` found in the prediction (`None`: no answer) with the text it was found
+/// in. Positional arguments only, for the common path of `grpo_rewards.math_verify.verify`.
+#[pyfunction]
+fn verify_parsed(
+    py: Python<'_>,
+    gold_source: String,
+    answer: Option<String>,
+    answer_source: String,
+    rename_variables: bool,
+) -> PyResult<bool> {
+    let checker = checker(None, None, None, rename_variables)?;
+    let Some(answer) = answer else {
+        return Ok(false);
+    };
+    Ok(py.detach(|| {
+        with_prepared(&checker, &gold_source, &[], |gold| {
+            checker.check_found(gold, answer, &answer_source).correct
+        })
     }))
 }
 
@@ -759,6 +869,7 @@ fn grpo_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_math, m)?)?;
     m.add_function(wrap_pyfunction!(check_math_batch, m)?)?;
     m.add_function(wrap_pyfunction!(verify_answers, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_parsed, m)?)?;
     m.add_function(wrap_pyfunction!(extract_answer, m)?)?;
     m.add_function(wrap_pyfunction!(score, m)?)?;
     m.add_function(wrap_pyfunction!(scorers_built, m)?)?;

@@ -70,6 +70,23 @@ def test_math_verify_module_is_a_drop_in(math_pairs):
         assert verify(parse(p["gold"]), parse(p["pred"])) is p["expected"], p
 
 
+def test_verify_reads_both_sides_as_check_math_does():
+    # A reference that boxes two parts, against a prediction that lists them: parse finds the
+    # last box as a prediction's answer, verify reads the reference from its source.
+    gold = parse("\\boxed{6} chairs and \\boxed{3} tables")
+    assert gold == ["3"] and gold.source.startswith("\\boxed")
+    assert verify(gold, parse("$\\boxed{6, 3}$"))
+    # A multi-part prediction: its boxes joined by a short phrase answer a listed reference.
+    assert verify(parse("(2, 5), (4, 1)"), parse("$\\boxed{(2, 5)} \\text{ for part (a) and } \\boxed{(4, 1)}$"))
+    assert not verify(parse("(2, 5), (4, 1)"), parse("$\\boxed{(4, 1)}$"))
+    # strict=False: variable names may differ, as in Math-Verify.
+    assert not verify(parse("$f(x)$"), parse("$f(y)$"))
+    assert verify(parse("$f(x)$"), parse("$f(y)$"), strict=False)
+    # The same verdict through both interfaces.
+    for g, p in [("\\text{4:30 p.m.}", "\\boxed{4:30 \\text{ p.m.}}"), ("9 = 4b + d", "\\boxed{4b + d}")]:
+        assert verify(parse(g), parse(p)) is check_math(g, p).correct
+
+
 def test_options_and_bad_input():
     assert not check_math("5", "<answer>5</answer>", rules=["boxed"]).correct
     assert check_math("5", "\\boxed{5}", rules=["boxed"]).correct

@@ -8,7 +8,12 @@
 Where it differs from Math-Verify:
 
 - ``parse`` returns a list of the extracted answer *texts* (``[]`` when none is found), not
-  ``[sympy_expr, text]``; ``verify`` takes those lists (or plain strings);
+  ``[sympy_expr, text]``; the list remembers the text it was parsed from (``.source``), so
+  ``verify(parse(gold), parse(pred))`` checks exactly as ``check_math(gold, pred)`` does: the
+  reference read for its final answer (its boxes, its "answer is"), the prediction with every
+  extraction rule. ``verify`` also takes plain strings (answers already extracted);
+- ``strict=False`` compares answers that differ only in variable names as equal (``f(x)`` and
+  ``f(y)``), as Math-Verify's does;
 - equivalence is exact arithmetic on rationals (``1/2**99`` never equals ``1/2**98``), with a
   relative tolerance only for irrational values; a decimal equals an exact value when it is that
   value rounded or truncated to the places written (at least 3 significant digits), so
@@ -27,7 +32,14 @@ from . import _native
 
 __all__ = ["parse", "verify"]
 
-Parsed = Union[str, Sequence[str]]
+class Parsed(list):
+    """The answers ``parse`` found (a list of texts), with the text they came from
+    (``source``; ``None`` when ``parse`` was given other rules)."""
+
+    __slots__ = ("source",)
+
+
+ParsedLike = Union[str, Sequence[str]]
 
 
 def parse(
@@ -39,15 +51,23 @@ def parse(
     raise_on_error: bool = False,
     *,
     rules: Optional[Sequence[str]] = None,
-) -> list[str]:
+) -> Parsed:
     """The final answer in ``pred``, as a one-element list; ``[]`` when there is none."""
     if not isinstance(pred, str):
         raise TypeError(f"pred: expected a string, got {type(pred).__name__}")
-    found = _native.extract_answer(pred, rules=list(rules) if rules is not None else None)
-    return [] if found is None else [found]
+    if rules is None:
+        found = _native.extract_answer(pred)
+        parsed = Parsed() if found is None else Parsed((found,))
+        parsed.source = pred
+        return parsed
+    # With other rules, ``verify`` reads the answers found, not the source.
+    found = _native.extract_answer(pred, rules=list(rules))
+    parsed = Parsed() if found is None else Parsed((found,))
+    parsed.source = None
+    return parsed
 
 
-def _texts(value: Parsed, name: str) -> list[str]:
+def _texts(value: ParsedLike, name: str) -> list[str]:
     if isinstance(value, str):
         return [value]
     try:
@@ -59,8 +79,8 @@ def _texts(value: Parsed, name: str) -> list[str]:
 
 
 def verify(
-    gold: Parsed,
-    target: Parsed,
+    gold: ParsedLike,
+    target: ParsedLike,
     float_rounding: int = 6,
     numeric_precision: int = 15,
     strict: bool = True,
@@ -70,4 +90,15 @@ def verify(
 ) -> bool:
     """True when any answer of ``target`` is equivalent to the gold answer (its other
     elements are alternatives)."""
-    return _native.verify_answers(_texts(gold, "gold"), _texts(target, "target"))
+    if (type(gold) is Parsed and type(target) is Parsed and gold.source is not None
+            and target.source is not None):
+        # The common path: both sides from parse() with the default rules.
+        return _native.verify_parsed(gold.source, target[0] if target else None,
+                                     target.source, not strict)
+    return _native.verify_answers(
+        _texts(gold, "gold"),
+        _texts(target, "target"),
+        gold_source=getattr(gold, "source", None),
+        answer_source=getattr(target, "source", None),
+        rename_variables=not strict,
+    )

@@ -44,7 +44,7 @@ use std::collections::BTreeSet;
 
 use crate::math::eval::eval;
 use crate::math::number::values_equal;
-use crate::math::parse::Expr;
+use crate::math::parse::{Expr, RelOp};
 use crate::math::plusminus::{contains_pm, expand_pm};
 use crate::math::relation::{
     answer_side, as_interval, exact_before_approx, relations_equal, sample_point,
@@ -212,14 +212,18 @@ fn collection(e: &Expr) -> Option<Collection> {
     let (items, kind) = match e {
         Expr::Set(items) => (items.clone(), CollectionKind::Set),
         Expr::Tuple(items) => (items.clone(), CollectionKind::Tuple),
-        Expr::List(items) => {
+        Expr::List(items) => match labelled_groups(items) {
+            // `p=5,q=2;p=7,q=2` lists the pairs `(5,2), (7,2)`.
+            Some(groups) => (groups, CollectionKind::List),
             // `x = 1, x = 2` lists the values.
-            let items = items
-                .iter()
-                .map(|i| answer_side(i).unwrap_or(i).clone())
-                .collect();
-            (items, CollectionKind::List)
-        }
+            None => (
+                items
+                    .iter()
+                    .map(|i| answer_side(i).unwrap_or(i).clone())
+                    .collect(),
+                CollectionKind::List,
+            ),
+        },
         Expr::Union(items) => (items.clone(), CollectionKind::Set),
         e if contains_pm(e) => {
             let mut v = expand_pm(e);
@@ -235,6 +239,39 @@ fn collection(e: &Expr) -> Option<Collection> {
         items
     };
     Some(Collection { items, kind })
+}
+
+/// A list of assignments whose labels repeat in groups (`p=5, q=2; p=7, q=2`) as one tuple
+/// of values per group, in the group's label order.
+fn labelled_groups(items: &[Expr]) -> Option<Vec<Expr>> {
+    let pairs: Vec<(&str, &Expr)> = items
+        .iter()
+        .map(|i| match i {
+            Expr::Relation { terms, ops } if ops == &[RelOp::Eq] && terms.len() == 2 => {
+                match &terms[0] {
+                    Expr::Var(v) => Some((v.as_str(), &terms[1])),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let first = pairs.first()?.0;
+    let period = pairs.iter().skip(1).position(|(l, _)| *l == first)? + 1;
+    if period < 2 || !pairs.len().is_multiple_of(period) {
+        return None;
+    }
+    let labels: Vec<&str> = pairs[..period].iter().map(|(l, _)| *l).collect();
+    pairs
+        .chunks(period)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .map(|(l, _)| *l)
+                .eq(labels.iter().copied())
+                .then(|| Expr::Tuple(chunk.iter().map(|(_, v)| (*v).clone()).collect()))
+        })
+        .collect()
 }
 
 fn collections_equal(g: &Collection, p: &Collection, cfg: &EquivConfig, depth: usize) -> bool {
@@ -257,6 +294,28 @@ fn collections_equal(g: &Collection, p: &Collection, cfg: &EquivConfig, depth: u
                 .zip(&p.items)
                 .all(|(a, b)| equal(a, b, cfg, depth + 1));
     }
+    // Sets of plain exact numbers (integers and fractions, no decimals) compare as sorted
+    // values: linear in evaluations, where the pairwise matching below is quadratic.
+    if let (Some(mut a), Some(mut b)) = (exact_values(&g.items), exact_values(&p.items)) {
+        a.sort();
+        a.dedup();
+        b.sort();
+        b.dedup();
+        return a == b;
+    }
+    if g.items.len() > MAX_PAIRWISE || p.items.len() > MAX_PAIRWISE {
+        // Past the pairwise bound: the same elements up to order, structurally.
+        let sorted = |items: &[Expr]| {
+            let mut keys: Vec<String> = items
+                .iter()
+                .map(|e| format!("{:?}", canonical(e)))
+                .collect();
+            keys.sort();
+            keys.dedup();
+            keys
+        };
+        return sorted(&g.items) == sorted(&p.items);
+    }
     // Unordered: every element of each side matches an element of the other, and a perfect
     // matching exists when sizes agree (greedy is enough for equivalence classes).
     let gs = distinct(&g.items, cfg, depth);
@@ -272,6 +331,33 @@ fn collections_equal(g: &Collection, p: &Collection, cfg: &EquivConfig, depth: u
         used[k] = true;
     }
     true
+}
+
+/// The most elements of an unordered collection matched pair by pair (quadratic in the
+/// elements); larger ones compare as sorted exact values or, failing that, structurally.
+const MAX_PAIRWISE: usize = 48;
+
+/// The exact values of collection elements that are plain numbers (integer literals,
+/// fractions of them, their negations), or `None` when any element is something else.
+fn exact_values(items: &[Expr]) -> Option<Vec<num_rational::BigRational>> {
+    fn plain(e: &Expr) -> bool {
+        match e {
+            Expr::Num(_) => true,
+            Expr::Neg(a) => plain(a),
+            Expr::Product(f) => f.iter().all(|(x, _)| matches!(x, Expr::Num(_))),
+            _ => false,
+        }
+    }
+    if items.len() < 8 || !items.iter().all(plain) {
+        return None;
+    }
+    items
+        .iter()
+        .map(|e| match eval(e, &[]) {
+            Ok(crate::math::number::Value::Exact(q)) => Some(q),
+            _ => None,
+        })
+        .collect()
 }
 
 fn distinct<'a>(items: &'a [Expr], cfg: &EquivConfig, depth: usize) -> Vec<&'a Expr> {
@@ -340,11 +426,12 @@ pub(crate) fn scalar_equal(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
     match (g, p) {
         (Expr::Percent(x), _) => values_match(x, p, cfg),
         (_, Expr::Percent(x)) => values_match(g, x, cfg),
-        _ => decimal_for_exact(g, p),
+        _ => decimal_for_exact(g, p) || decimal_for_exact(p, g),
     }
 }
 
-/// Rule 6: `p` is a decimal literal (or its negation) standing for `g`'s value.
+/// Rule 6: `p` is a decimal literal (or its negation) standing for `g`'s value (tried both
+/// ways: a rounded reference matches its exact value too).
 fn decimal_for_exact(g: &Expr, p: &Expr) -> bool {
     let (negated, (q, places)) = match p {
         Expr::Decimal(q, k) => (false, (q, *k)),
@@ -393,6 +480,9 @@ fn values_match(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
     for k in 0..cfg.points {
         let env = sample_point(&vars, k);
         match (eval(g, &env), eval(p, &env)) {
+            // Real on one side, complex on the other: a branch choice (`\sqrt[3]{x}^2` and
+            // `x^{2/3}` at a negative x), not a difference; the point does not count.
+            (Ok(a), Ok(b)) if is_real(&a) != is_real(&b) => {}
             (Ok(a), Ok(b)) => {
                 if !values_equal(&a, &b, cfg.rel_tol, cfg.abs_tol) {
                     return false;
@@ -404,6 +494,11 @@ fn values_match(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
         }
     }
     agreed >= 2 || same_up_to_order(g, p)
+}
+
+fn is_real(v: &crate::math::number::Value) -> bool {
+    v.to_complex()
+        .is_none_or(|(re, im)| im.abs() <= 1e-12 * re.abs().max(1.0))
 }
 
 /// Structural equality with the terms of every sum and the factors of every product sorted
@@ -428,6 +523,19 @@ fn canonical(e: &Expr) -> Expr {
         Expr::Pow(a, b) => Expr::Pow(Box::new(canonical(a)), Box::new(canonical(b))),
         Expr::Func(f, a) => Expr::Func(*f, Box::new(canonical(a))),
         Expr::Factorial(a) => Expr::Factorial(Box::new(canonical(a))),
+        Expr::Big {
+            op,
+            index,
+            lo,
+            hi,
+            body,
+        } => Expr::Big {
+            op: *op,
+            index: index.clone(),
+            lo: Box::new(canonical(lo)),
+            hi: Box::new(canonical(hi)),
+            body: Box::new(canonical(body)),
+        },
         other => other.clone(),
     }
 }

@@ -9,7 +9,7 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::error::{Result, RewardError};
 use crate::math::number::{self, Value};
-use crate::math::parse::{Constant, Expr, Func};
+use crate::math::parse::{BigOp, Constant, Expr, Func};
 
 fn undefined(reason: &str) -> RewardError {
     RewardError::Undefined {
@@ -81,6 +81,13 @@ pub fn eval(e: &Expr, env: &[(String, Value)]) -> Result<Value> {
         Expr::Log(base, x) => log(&eval(base, env)?, &eval(x, env)?)?,
         Expr::Factorial(a) => eval(a, env)?.factorial()?,
         Expr::Percent(a) => eval(a, env)?.div(&number::int(100))?,
+        Expr::Big {
+            op,
+            index,
+            lo,
+            hi,
+            body,
+        } => big_operator(*op, index, lo, hi, body, env)?,
         Expr::PlusMinus(..) => return Err(undefined("± has two values")),
         Expr::Tuple(_)
         | Expr::Ratio(_)
@@ -92,6 +99,66 @@ pub fn eval(e: &Expr, env: &[(String, Value)]) -> Result<Value> {
         | Expr::Relation { .. }
         | Expr::Text(_) => return Err(undefined("not a number")),
     })
+}
+
+/// The most terms a `\sum` or `\prod` is evaluated over (beyond, it is compared by its
+/// structure).
+pub const MAX_BIG_TERMS: i64 = 256;
+
+/// `\sum_{k=lo}^{hi} body` (or `\prod`) with integer limits, term by term; a body with a
+/// sum of its own is not evaluated (the work stays linear in [`MAX_BIG_TERMS`]).
+fn big_operator(
+    op: BigOp,
+    index: &str,
+    lo: &Expr,
+    hi: &Expr,
+    body: &Expr,
+    env: &[(String, Value)],
+) -> Result<Value> {
+    let limit = |e: &Expr| -> Result<i64> {
+        match eval(e, env)? {
+            Value::Exact(q) if q.is_integer() => q
+                .numer()
+                .to_i64()
+                .ok_or_else(|| undefined("a limit too large")),
+            _ => Err(undefined("a limit that is not an integer")),
+        }
+    };
+    let (lo, hi) = (limit(lo)?, limit(hi)?);
+    if hi.saturating_sub(lo) >= MAX_BIG_TERMS || has_big(body) {
+        return Err(RewardError::TooLarge {
+            what: "a sum or product with many terms".into(),
+        });
+    }
+    let mut inner: Vec<(String, Value)> = Vec::with_capacity(env.len() + 1);
+    inner.push((index.to_string(), number::int(lo)));
+    inner.extend(env.iter().cloned());
+    let mut acc = match op {
+        BigOp::Sum => number::int(0),
+        BigOp::Product => number::int(1),
+    };
+    for k in lo..=hi {
+        inner[0].1 = number::int(k);
+        let term = eval(body, &inner)?;
+        acc = match op {
+            BigOp::Sum => acc.add(&term)?,
+            BigOp::Product => acc.mul(&term)?,
+        };
+    }
+    Ok(acc)
+}
+
+fn has_big(e: &Expr) -> bool {
+    match e {
+        Expr::Big { .. } => true,
+        Expr::Neg(a) | Expr::Func(_, a) | Expr::Factorial(a) | Expr::Percent(a) => has_big(a),
+        Expr::Pow(a, b) | Expr::Log(a, b) | Expr::Root(a, b) | Expr::PlusMinus(a, b) => {
+            has_big(a) || has_big(b)
+        }
+        Expr::Sum(v) => v.iter().any(has_big),
+        Expr::Product(v) => v.iter().any(|(x, _)| has_big(x)),
+        _ => false,
+    }
 }
 
 fn exp_value(x: &Value) -> Result<Value> {

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::answer::AnswerFormat;
+use crate::math::normalize::normalize_answer;
 use crate::math::parse::parse_answer;
 
 /// One way of finding the answer in a completion.
@@ -90,9 +91,24 @@ pub fn extract_with(
                     .collect();
                 extract(inner, &rest).map_or_else(|| clean_answer(inner), |e| e.text)
             }),
-            ExtractRule::Boxed => boxed_answers(completion),
+            ExtractRule::Boxed => boxed_answers(completion, only_connectors).map(|(text, end)| {
+                // A final "the answer is …" stated after the last box is the answer (the boxes
+                // were steps), when it reads as math.
+                if rules.contains(&ExtractRule::AnswerIs)
+                    && let Some((at, stated)) = answer_is_at(completion)
+                    && at >= end
+                {
+                    let stated = clean_answer(stated);
+                    if reads_as_math(&stated) {
+                        return stated;
+                    }
+                }
+                text
+            }),
             ExtractRule::Gsm8k => gsm8k(completion).map(clean_answer),
-            ExtractRule::AnswerIs => answer_is(completion).map(|a| prose_answer(clean_answer(a))),
+            ExtractRule::AnswerIs => {
+                answer_is_at(completion).map(|(_, a)| prose_answer(clean_answer(a)))
+            }
             ExtractRule::Whole => whole(completion),
             ExtractRule::LastMath => last_math(completion).map(clean_answer),
             ExtractRule::LastNumber => last_number(completion).map(|s| clean_answer(&s)),
@@ -134,13 +150,7 @@ fn last_boxed_span(s: &str) -> Option<(usize, &str, usize)> {
     // A few tries backwards, so one unbalanced `\boxed{` at the end does not hide an earlier
     // answer, without quadratic behaviour on adversarial input.
     for _ in 0..4 {
-        let hay = &s[..search_end];
-        let (at, len) = match (hay.rfind("\\boxed"), hay.rfind("\\fbox")) {
-            (Some(a), Some(b)) if b > a => (b, "\\fbox".len()),
-            (Some(a), _) => (a, "\\boxed".len()),
-            (None, Some(b)) => (b, "\\fbox".len()),
-            (None, None) => return None,
-        };
+        let (at, len) = last_box_command(&s[..search_end])?;
         let after = &s[at + len..];
         let trimmed = after.trim_start();
         let offset = s.len() - trimmed.len();
@@ -161,16 +171,37 @@ fn last_boxed_span(s: &str) -> Option<(usize, &str, usize)> {
     None
 }
 
-/// The last boxed answer, together with the boxes right before it that only connectors
-/// separate (`x = \boxed{2}` and `x = \boxed{5}` is the list `2, 5`).
-fn boxed_answers(s: &str) -> Option<String> {
-    let (mut start, inner, _) = last_boxed_span(s)?;
+/// The last `\\boxed` or `\\fbox` command: (its start, its length); one backwards pass over
+/// the backslashes.
+fn last_box_command(hay: &str) -> Option<(usize, usize)> {
+    hay.rmatch_indices('\\').find_map(|(i, _)| {
+        let rest = &hay[i..];
+        if rest.starts_with("\\boxed") {
+            Some((i, "\\boxed".len()))
+        } else if rest.starts_with("\\fbox") {
+            Some((i, "\\fbox".len()))
+        } else {
+            None
+        }
+    })
+}
+
+/// Whether `text` parses as math other than plain words.
+fn reads_as_math(text: &str) -> bool {
+    matches!(parse_answer(text), Ok(e) if !matches!(e, crate::math::parse::Expr::Text(_)))
+}
+
+/// The last boxed answer, together with the boxes right before it that `joined` accepts the
+/// text between (`x = \boxed{2}` and `x = \boxed{5}` is the list `2, 5`), and the end of the
+/// last box.
+fn boxed_answers(s: &str, joined: fn(&str) -> bool) -> Option<(String, usize)> {
+    let (mut start, inner, last_end) = last_boxed_span(s)?;
     let mut parts = vec![clean_answer(inner)];
     while parts.len() < MAX_BOXED {
         let Some((prev_start, prev_inner, prev_end)) = last_boxed_span(&s[..start]) else {
             break;
         };
-        if prev_end > start || !only_connectors(&s[prev_end..start]) {
+        if prev_end > start || !joined(&s[prev_end..start]) {
             break;
         }
         parts.push(clean_answer(prev_inner));
@@ -185,7 +216,70 @@ fn boxed_answers(s: &str) -> Option<String> {
             unique.push(p);
         }
     }
-    Some(unique.join(", "))
+    Some((unique.join(", "), last_end))
+}
+
+/// The boxed answers of a reference: its last box with the boxes before it that a short
+/// phrase joins (`\boxed{35} cm and \boxed{4}` lists both parts); `None` without a box.
+pub fn reference_boxes(s: &str) -> Option<String> {
+    boxed_answers(s, short_phrase).map(|(text, _)| text)
+}
+
+/// The boxes at the end of a prediction joined by a short phrase (`\boxed{(3,3)} \text{ for
+/// part (a) and } \boxed{(1,1)}`), read together: the reading of a prediction that answers
+/// several parts, compared only against a reference that lists as many answers. `None` when
+/// it is no more than the boxes [`ExtractRule::Boxed`] reads.
+pub fn joined_boxes(s: &str) -> Option<Vec<String>> {
+    let (text, _) = boxed_answers(s, short_phrase)?;
+    let (strict, _) = boxed_answers(s, only_connectors)?;
+    (text != strict).then(|| text.split(", ").map(str::to_string).collect())
+}
+
+/// A short phrase between two boxed answers of one response that lists them: only symbols
+/// (`++++`), or a few words that join (`and`, `or`, `part`, `respectively`: `papers and`,
+/// `\text{ for part (a) and }`), with no digits (beyond a label's subscript) and nothing that
+/// takes back or moves past what came before (`then after checking`, `wait`, `not`).
+fn short_phrase(between: &str) -> bool {
+    if between.len() > 80 {
+        return false;
+    }
+    if only_connectors(between) {
+        return true;
+    }
+    const JOINS: &[&str] = &["and", "or", "part", "parts", "respectively"];
+    const BLOCKS: &[&str] = &[
+        "not",
+        "no",
+        "wait",
+        "but",
+        "instead",
+        "actual",
+        "wrong",
+        "correct",
+        "incorrect",
+        "mistak",
+        "however",
+        "check",
+        "recheck",
+        "verif",
+        "after",
+        "then",
+        "final",
+        "so",
+    ];
+    let lower = between.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.len() <= 8
+        && (words.is_empty() || words.iter().any(|w| JOINS.contains(w)))
+        && words.iter().all(|w| {
+            !w.bytes().any(|b| b.is_ascii_digit())
+                && !BLOCKS
+                    .iter()
+                    .any(|b| w.starts_with(b) && (b.len() > 2 || w == b))
+        })
 }
 
 /// Whether the text between two boxed answers only joins them: commas, `and`/`or`, math
@@ -308,7 +402,7 @@ fn last_dollar_span(s: &str) -> Option<(usize, &str)> {
 }
 
 /// The content of the `{…}` group that `s` starts with, honouring `\{` and `\}`.
-fn balanced_group(s: &str) -> Option<&str> {
+pub(crate) fn balanced_group(s: &str) -> Option<&str> {
     let bytes = s.as_bytes();
     let mut depth = 0usize;
     let mut k = 0;
@@ -336,13 +430,30 @@ fn gsm8k(s: &str) -> Option<&str> {
     Some(rest[..end].trim())
 }
 
-fn answer_is(s: &str) -> Option<&str> {
-    const MARKERS: &[&str] = &["answer is", "answer:", "answer is:"];
-    let lower = s.to_ascii_lowercase();
-    let (at, len) = MARKERS
-        .iter()
-        .filter_map(|m| lower.rfind(m).map(|i| (i, m.len())))
-        .max_by_key(|(i, len)| (*i, *len))?;
+/// The last "answer is" sentence: where its marker starts, and the answer text.
+fn answer_is_at(s: &str) -> Option<(usize, &str)> {
+    // "answer is", "answer:" or "answer is:", in any case: the last "answer" followed by
+    // " is" or ":", found without copying the completion.
+    let marker = |needle: &str| {
+        s.rmatch_indices(needle).find_map(|(i, _)| {
+            let start = i.checked_sub(1)?;
+            if !s.as_bytes()[start].eq_ignore_ascii_case(&b'a') {
+                return None;
+            }
+            let after = &s.as_bytes()[i + needle.len()..];
+            if after.first() == Some(&b':') {
+                Some((start, "answer:".len()))
+            } else if after.len() >= 3 && after[..3].eq_ignore_ascii_case(b" is") {
+                Some((start, "answer is".len()))
+            } else {
+                None
+            }
+        })
+    };
+    let (at, len) = [marker("nswer"), marker("NSWER")]
+        .into_iter()
+        .flatten()
+        .max_by_key(|(i, _)| *i)?;
     let rest = s[at + len..]
         .trim_start()
         .trim_start_matches(':')
@@ -351,12 +462,12 @@ fn answer_is(s: &str) -> Option<&str> {
     if let Some(inner) = rest.strip_prefix('$') {
         let inner = inner.strip_prefix('$').unwrap_or(inner);
         let end = inner.find('$').unwrap_or(inner.len());
-        return Some(&inner[..end]);
+        return Some((at, &inner[..end]));
     }
     let line_end = rest.find('\n').unwrap_or(rest.len());
     let line = &rest[..line_end];
     let end = sentence_end(line);
-    Some(line[..end].trim())
+    Some((at, line[..end].trim()))
 }
 
 /// The end of the first sentence: a `.` followed by a space or the end, not inside a number.
@@ -413,127 +524,10 @@ fn last_number(s: &str) -> Option<String> {
     }
 }
 
-/// Cleans an extracted answer for the parser: strips `$…$`, `\(…\)`, `\[…\]`, an inner
-/// `\boxed{}`, `\text{…}` units after a value, degree signs, dollar signs, a leading `=` or
-/// `x =`-free wrappers, trailing unit words and trailing punctuation; turns " or "/" and "
-/// into commas.
+/// Cleans an extracted answer for the parser: the one pipeline of
+/// [`crate::math::normalize`], the same for references and predictions.
 pub fn clean_answer(raw: &str) -> String {
-    let mut s = raw.trim();
-    loop {
-        let before = s;
-        for (open, close) in [("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")] {
-            if s.len() >= open.len() + close.len() && s.starts_with(open) && s.ends_with(close) {
-                s = s[open.len()..s.len() - close.len()].trim();
-            }
-        }
-        s = s.trim_end_matches(['.', ',', ';', ' ', '\n']).trim();
-        if let Some(inner) = last_boxed(s)
-            && (s.trim_start().starts_with("\\boxed") || s.trim_start().starts_with("\\fbox"))
-        {
-            s = inner.trim();
-        }
-        if s == before {
-            break;
-        }
-    }
-    let mut out = remove_text_units(s);
-    for (from, to) in [
-        ("\\$", ""),
-        ("$", ""),
-        ("^\\circ", ""),
-        ("^{\\circ}", ""),
-        ("°", ""),
-        ("\\%", "%"),
-        ("\\!", ""),
-        (" or ", ", "),
-        (" and ", ", "),
-        ("\\text{ or }", ", "),
-        ("\\text{ and }", ", "),
-    ] {
-        if out.contains(from) {
-            out = out.replace(from, to);
-        }
-    }
-    // `19, 46, and 82`: the `and` became a comma next to a comma.
-    while out.contains(", ,") || out.contains(",,") {
-        out = out.replace(", ,", ",").replace(",,", ",");
-    }
-    let out = strip_unit_words(out.trim().trim_start_matches(',').trim());
-    out.trim().trim_end_matches(['.', ';']).trim().to_string()
-}
-
-/// Drops `\text{…}`/`\mbox{…}` groups of letters when something else is left (they are units);
-/// when the text is all there is, keeps its content.
-fn remove_text_units(s: &str) -> String {
-    const CMDS: &[&str] = &["\\text", "\\mbox", "\\textrm", "\\textbf", "\\mathrm"];
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    let mut kept_texts = Vec::new();
-    while let Some((at, cmd)) = CMDS
-        .iter()
-        .filter_map(|c| rest.find(c).map(|i| (i, *c)))
-        .min_by_key(|(i, c)| (*i, usize::MAX - c.len()))
-    {
-        let after = &rest[at + cmd.len()..];
-        if !after.starts_with('{') {
-            out.push_str(&rest[..at + cmd.len()]);
-            rest = after;
-            continue;
-        }
-        let Some(inner) = balanced_group(after) else {
-            break;
-        };
-        out.push_str(&rest[..at]);
-        let wordy = inner.trim().chars().any(char::is_alphabetic)
-            && inner
-                .chars()
-                .all(|c| c.is_alphabetic() || c == ' ' || c == '.' || c == '-');
-        if matches!(inner.trim(), "or" | "and") {
-            out.push_str(", ");
-        } else if wordy && cmd != "\\mathrm" {
-            kept_texts.push(inner.trim().to_string());
-        } else {
-            out.push_str(inner);
-        }
-        rest = &after[inner.len() + 2..];
-    }
-    out.push_str(rest);
-    if out.trim().is_empty() {
-        kept_texts.join(" ")
-    } else {
-        out
-    }
-}
-
-/// "18 dollars" → "18": trailing words of three or more letters after a value.
-fn strip_unit_words(s: &str) -> String {
-    let mut words: Vec<&str> = s.split(' ').collect();
-    let is_unit_word = |w: &str| {
-        let w = w.trim_end_matches(['.', ',']);
-        w.len() >= 2
-            && w.chars().all(|c| c.is_ascii_alphabetic())
-            && ![
-                "pi", "sqrt", "sin", "cos", "tan", "ln", "log", "exp", "or", "and", "inf", "infty",
-            ]
-            .contains(&w)
-    };
-    let before = words.len();
-    while words.len() > 1 && words.last().is_some_and(|w| is_unit_word(w)) {
-        words.pop();
-    }
-    if words.len() == before {
-        return s.to_string();
-    }
-    let head = words.join(" ");
-    // Only a value can carry a unit: the head must end in a digit, a brace or a bracket.
-    if head
-        .trim_end()
-        .ends_with(|c: char| c.is_ascii_digit() || matches!(c, '}' | ')' | '%'))
-    {
-        head
-    } else {
-        s.to_string()
-    }
+    normalize_answer(raw)
 }
 
 #[cfg(test)]

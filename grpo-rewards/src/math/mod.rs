@@ -3,6 +3,10 @@
 //! - [`extract`] finds the final answer in a completion (`<answer>`, `\boxed{}` (several
 //!   joined by `and` or commas read as a list), `#### N`, "the answer is", the last `$…$`,
 //!   `\(…\)`, `\[…\]` or matrix in prose, last number; configurable priority) and cleans it.
+//! - [`normalize`] is the one pipeline every answer goes through before it is parsed,
+//!   reference and prediction alike (text units, `\text{}`, degree signs, thousands
+//!   separators, doubled backslashes), so no rule applies to one side only; a reference
+//!   written as a worked solution is read for its final answer first.
 //! - [`parse`] turns LaTeX or plain math into an [`Expr`] tree, linear-time, with caps on
 //!   length and nesting (numbers as people write them: `12 500`, `12,\!500`, `3,75`).
 //! - [`equiv`] decides equivalence: exact big-rational arithmetic whenever the values are
@@ -38,6 +42,7 @@ pub mod equiv;
 pub mod eval;
 pub mod extract;
 pub mod matrix;
+pub mod normalize;
 pub mod number;
 pub mod parse;
 pub mod plusminus;
@@ -46,6 +51,7 @@ pub mod rounding;
 
 use crate::answer::AnswerFormat;
 use crate::error::{Result, RewardError};
+use crate::math::normalize::{normalize_answer, unescape_doubled};
 use crate::result::{Verdict, VerdictKind, clip};
 
 pub use equiv::{EquivConfig, equivalent};
@@ -91,19 +97,103 @@ pub struct MathCheck {
 /// A reference answer parsed once, to check many completions against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreparedGold {
-    answers: Vec<GoldAnswer>,
+    answers: Vec<ReadAnswer>,
 }
 
+/// An answer read for comparison: its normalised text, its tree (plain text when it does not
+/// parse as math), and, for a bare number written with commas (`2,3`), its reading as a list.
 #[derive(Debug, Clone, PartialEq)]
-struct GoldAnswer {
+struct ReadAnswer {
     text: String,
     expr: Expr,
+    parsed: std::result::Result<(), String>,
+    as_list: Option<Expr>,
+}
+
+impl ReadAnswer {
+    /// Reads an extracted answer through the one normalisation pipeline.
+    fn new(answer: &str) -> Self {
+        let text = normalize_answer(&unescape_doubled(answer));
+        let parsed = parse_answer(&text);
+        Self::from_parsed(text, parsed)
+    }
+
+    /// An answer already normalised, with its parse.
+    fn from_parsed(text: String, parsed: Result<Expr>) -> Self {
+        let (expr, parsed) = match parsed {
+            Ok(e) => (e, Ok(())),
+            Err(err) => (
+                Expr::Text(parse::normalize_text(&text)),
+                Err(err.to_string()),
+            ),
+        };
+        // `2,3` reads as 2.3 on its own; against a collection it may list two answers.
+        let as_list = (matches!(expr, Expr::Decimal(..) | Expr::Neg(_) | Expr::Num(_))
+            && text.contains(','))
+        .then(|| parse_answer(&text.replace(',', ", ")).ok())
+        .flatten();
+        ReadAnswer {
+            text,
+            expr,
+            parsed,
+            as_list,
+        }
+    }
+
+    fn is_collection(&self) -> bool {
+        matches!(self.expr, Expr::List(_) | Expr::Set(_) | Expr::Tuple(_))
+    }
+}
+
+/// Whether two read answers are equivalent; symmetric in its arguments.
+fn answers_equal(a: &ReadAnswer, b: &ReadAnswer, cfg: &EquivConfig) -> bool {
+    if equivalent(&a.expr, &b.expr, cfg) {
+        return true;
+    }
+    let listed = |x: &ReadAnswer, y: &ReadAnswer| {
+        y.is_collection()
+            && x.as_list
+                .as_ref()
+                .is_some_and(|l| equivalent(l, &y.expr, cfg))
+    };
+    listed(a, b) || listed(b, a)
 }
 
 impl PreparedGold {
     /// The cleaned reference texts (the answer, then the alternatives).
     pub fn texts(&self) -> impl Iterator<Item = &str> {
         self.answers.iter().map(|a| a.text.as_str())
+    }
+
+    fn lists_answers(&self) -> bool {
+        self.answers.iter().any(ReadAnswer::is_collection)
+    }
+}
+
+/// The answer of a reference: its boxes (all of them when it boxes several parts), its
+/// `#### N`, the whole text when it reads as an answer, else the final answer of the worked
+/// solution it is (its "answer is" sentence or its last math span; not a stray last number).
+fn reference_answer(gold: &str) -> ReadAnswer {
+    if let Some(boxes) = extract::reference_boxes(gold).filter(|b| !b.is_empty()) {
+        return ReadAnswer::new(&boxes);
+    }
+    if let Some(e) = extract(gold, &[ExtractRule::Gsm8k]) {
+        return ReadAnswer::new(&e.text);
+    }
+    let whole = clean_answer(gold);
+    let parsed = parse_answer(&whole);
+    let reads = match &parsed {
+        Ok(Expr::Text(t)) => t.split(' ').count() <= extract::MAX_WHOLE_WORDS,
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    if reads {
+        // Parsed once: the whole reference is the answer.
+        return ReadAnswer::from_parsed(whole, parsed);
+    }
+    match extract(gold, &[ExtractRule::AnswerIs, ExtractRule::LastMath]) {
+        Some(e) => ReadAnswer::new(&e.text),
+        None => ReadAnswer::from_parsed(whole, parsed),
     }
 }
 
@@ -137,26 +227,20 @@ impl MathChecker {
     }
 
     /// Parses the reference answer and its alternatives once. A reference written as a
-    /// solution (`\boxed{…}` or `#### N` inside) is extracted first; a reference that is not
-    /// math is kept as text.
+    /// solution is read for its final answer first (its boxes, `#### N`, its "answer is"
+    /// sentence, last math span or number); a reference that is not math is kept as text.
     pub fn prepare(&self, gold: &str, alternatives: &[String]) -> PreparedGold {
         let answers = std::iter::once(gold)
             .chain(alternatives.iter().map(String::as_str))
-            .map(|g| {
-                let text = extract(g, &[ExtractRule::Boxed, ExtractRule::Gsm8k])
-                    .map_or_else(|| clean_answer(g), |e| e.text);
-                let expr = parse_answer(&text)
-                    .unwrap_or_else(|_| Expr::Text(parse::normalize_text(&text)));
-                GoldAnswer { text, expr }
-            })
+            .map(|g| reference_answer(&unescape_doubled(g)))
             .collect();
         PreparedGold { answers }
     }
 
     /// Checks one completion against a prepared reference.
     pub fn check_prepared(&self, gold: &PreparedGold, completion: &str) -> MathCheck {
-        let completion = tail(completion, MAX_COMPLETION_LEN);
-        let Some(found) = extract_with(completion, &self.config.rules, &self.config.answer) else {
+        let completion = unescape_doubled(tail(completion, MAX_COMPLETION_LEN));
+        let Some(found) = extract_with(&completion, &self.config.rules, &self.config.answer) else {
             return MathCheck {
                 correct: false,
                 extracted: None,
@@ -166,55 +250,74 @@ impl MathChecker {
                 ),
             };
         };
-        self.check_answer(gold, found.text)
+        self.check_found_in(gold, found.text, &completion)
     }
 
-    /// Checks an answer already extracted from its completion (no extraction rule runs):
-    /// what [`MathChecker::check_prepared`] does once it has found the answer. For callers
-    /// that extract elsewhere, such as a `parse` then `verify` interface.
+    /// Checks the answer `answer` that the extraction rules found in `completion`: what
+    /// [`MathChecker::check_prepared`] does once it has found it (the completion is read
+    /// again only for a reference that lists several answers, whose parts several boxes may
+    /// answer). For callers that extract first, such as a `parse` then `verify` interface.
+    pub fn check_found(
+        &self,
+        gold: &PreparedGold,
+        answer: impl Into<String>,
+        completion: &str,
+    ) -> MathCheck {
+        self.check_found_in(gold, answer, &unescape_doubled(completion))
+    }
+
+    /// [`MathChecker::check_found`] on a completion already unescaped.
+    fn check_found_in(
+        &self,
+        gold: &PreparedGold,
+        answer: impl Into<String>,
+        completion: &str,
+    ) -> MathCheck {
+        let check = self.check_answer(gold, answer);
+        if check.correct
+            || !gold.lists_answers()
+            || !self.config.rules.contains(&ExtractRule::Boxed)
+        {
+            return check;
+        }
+        // Several boxes joined by a short phrase answer the parts of a listed reference.
+        match extract::joined_boxes(completion) {
+            Some(parts) => {
+                let joined = self.check_answer(gold, parts.join(", "));
+                if joined.correct { joined } else { check }
+            }
+            None => check,
+        }
+    }
+
+    /// Checks an answer already extracted from its completion (no extraction rule runs; the
+    /// answer goes through the same normalisation as the reference): what
+    /// [`MathChecker::check_prepared`] does once it has found the answer. For callers that
+    /// extract elsewhere, such as a `parse` then `verify` interface.
     pub fn check_answer(&self, gold: &PreparedGold, answer: impl Into<String>) -> MathCheck {
         let answer: String = answer.into();
         let reference = gold.answers.first().map_or("", |a| a.text.as_str());
-        let pred = match parse_answer(&answer) {
-            Ok(e) => e,
-            Err(err) => {
-                // Unparsable as math: a plain-text comparison is the last chance.
-                let text = Expr::Text(parse::normalize_text(&answer));
-                if gold.answers.iter().any(|g| g.expr == text) {
-                    return correct(answer, reference);
-                }
-                tracing::debug!(answer = %answer, error = %err, "unparsable answer");
-                return MathCheck {
-                    correct: false,
-                    verdict: Verdict::new(
-                        VerdictKind::Unparsable,
-                        format!(
-                            "the answer `{}` could not be read as math: {err}",
-                            clip(&answer)
-                        ),
-                    ),
-                    extracted: Some(answer),
-                };
-            }
-        };
+        let read = ReadAnswer::new(&answer);
         if gold
             .answers
             .iter()
-            .any(|g| equivalent(&g.expr, &pred, &self.config.equiv))
+            .any(|g| answers_equal(g, &read, &self.config.equiv))
         {
             return correct(answer, reference);
         }
-        // `2,3` reads as 2.3 on its own; against a reference that is a collection it may
-        // list two answers.
-        if matches!(pred, Expr::Decimal(..) | Expr::Neg(_) | Expr::Num(_))
-            && answer.contains(',')
-            && let Ok(items) = parse_answer(&answer.replace(',', ", "))
-            && gold.answers.iter().any(|g| {
-                matches!(g.expr, Expr::List(_) | Expr::Set(_) | Expr::Tuple(_))
-                    && equivalent(&g.expr, &items, &self.config.equiv)
-            })
-        {
-            return correct(answer, reference);
+        if let Err(err) = &read.parsed {
+            tracing::debug!(answer = %answer, error = %err, "unparsable answer");
+            return MathCheck {
+                correct: false,
+                verdict: Verdict::new(
+                    VerdictKind::Unparsable,
+                    format!(
+                        "the answer `{}` could not be read as math: {err}",
+                        clip(&answer)
+                    ),
+                ),
+                extracted: Some(answer),
+            };
         }
         MathCheck {
             correct: false,
@@ -228,6 +331,13 @@ impl MathChecker {
             ),
             extracted: Some(answer),
         }
+    }
+
+    /// Whether two answers, each already extracted, are equivalent: both go through the same
+    /// normalisation and parsing, and the comparison is symmetric (`equal(a, b) ==
+    /// equal(b, a)`) and reflexive.
+    pub fn equal(&self, a: &str, b: &str) -> bool {
+        answers_equal(&ReadAnswer::new(a), &ReadAnswer::new(b), &self.config.equiv)
     }
 
     /// Checks one completion against one reference answer.

@@ -478,8 +478,32 @@ pub fn parse_decimal(text: &str) -> Option<BigRational> {
     Some(if scale >= 0 {
         BigRational::from_integer(n * p)
     } else {
-        BigRational::new(n, p)
+        over_power_of_ten(n, scale.unsigned_abs())
     })
+}
+
+/// `n / 10^k` in lowest terms without a general gcd: the only common factors are 2 and 5,
+/// counted directly (a general binary gcd takes a step per bit, quadratic in the digits of
+/// a long decimal).
+fn over_power_of_ten(n: BigInt, k: u64) -> BigRational {
+    if n.is_zero() {
+        return BigRational::from_integer(n);
+    }
+    let twos = n.trailing_zeros().unwrap_or(0).min(k);
+    let mut n = n >> twos;
+    let mut fives = 0u64;
+    let five = BigInt::from(5);
+    while fives < k {
+        let (q, r) = n.div_rem(&five);
+        if !r.is_zero() {
+            break;
+        }
+        n = q;
+        fives += 1;
+    }
+    // 10^k / (2^twos · 5^fives) = 2^(k - twos) · 5^(k - fives).
+    let d = (BigInt::one() << (k - twos)) * num_traits::pow::pow(five, (k - fives) as usize);
+    BigRational::new_raw(n, d)
 }
 
 #[cfg(test)]

@@ -14,11 +14,18 @@ use crate::math::number::{Value, values_equal};
 use crate::math::parse::{Constant, Expr, Func, RelOp};
 
 /// A name standing for the answer: a variable (`x`, `a_1`), a function of variables
-/// (`f(x)`, `g(s, t)`), a length `|CD|`, or a tuple or ratio of variables (`(m,n)`, `P:Q`).
+/// (`f(x)`, `g(s, t)`), a length `|CD|`, a ratio of lengths (`\frac{NO}{BO}`), or a tuple or
+/// ratio of variables (`(m,n)`, `P:Q`).
 pub fn is_label(e: &Expr) -> bool {
     let var = |e: &Expr| matches!(e, Expr::Var(_));
+    let monomial = |e: &Expr| match e {
+        Expr::Var(_) => true,
+        Expr::Product(f) => f.iter().all(|(x, div)| !div && var(x)),
+        _ => false,
+    };
     match e {
         Expr::Var(_) => true,
+        Expr::Product(f) if f.iter().any(|(_, div)| *div) => f.iter().all(|(x, _)| monomial(x)),
         Expr::Product(f) => f.iter().all(|(x, div)| {
             !div && (var(x) || matches!(x, Expr::Tuple(v) | Expr::List(v) if v.iter().all(var)))
         }),
@@ -35,18 +42,22 @@ fn free_of_variables(e: &Expr) -> bool {
 }
 
 /// The value a relation gives as the answer: `v` in `x = v`, `v = x`, `x \in S`,
-/// `f(x) = v`; in a chain `x = 2+3 = 5` (also through `\approx`) the last value, when every
+/// `f(x) = v`, `\frac{NO}{BO} = v`; nothing for an equation with unknowns on a side that is
+/// not a label (`7 = 11a + c` gives neither 7 nor `11a + c`); in a chain `x = 2+3 = 5` (also through `\approx`) the last value, when every
 /// earlier term is a label or a constant expression.
 pub fn answer_side(e: &Expr) -> Option<&Expr> {
     let Expr::Relation { terms, ops } = e else {
         return None;
     };
     if terms.len() == 2 {
+        let constant = (free_of_variables(&terms[0]), free_of_variables(&terms[1]));
         return match (is_label(&terms[0]), is_label(&terms[1]), ops[0]) {
             (true, false, RelOp::Eq | RelOp::In | RelOp::Approx) => Some(&terms[1]),
             (false, true, RelOp::Eq) => Some(&terms[0]),
             (true, true, RelOp::Eq | RelOp::Approx) => Some(&terms[1]),
-            (false, false, RelOp::Eq | RelOp::Approx) if free_of_variables(&terms[0]) => {
+            // `2 + 3 = 5`; an equation with unknowns on a side (`7 = 11a + c`, `a + 3z = 0`)
+            // gives no bare value.
+            (false, false, RelOp::Eq | RelOp::Approx) if constant == (true, true) => {
                 Some(&terms[1])
             }
             _ => None,
@@ -59,6 +70,15 @@ pub fn answer_side(e: &Expr) -> Option<&Expr> {
             .iter()
             .all(|t| is_label(t) || free_of_variables(t)))
     .then_some(last)
+}
+
+/// The label a chain of equalities starts with (`x` in `x = 5+5+1 = 11`).
+fn chain_label(e: &Expr) -> Option<&Expr> {
+    let Expr::Relation { terms, ops } = e else {
+        return None;
+    };
+    (ops.iter().all(|o| matches!(o, RelOp::Eq | RelOp::Approx)) && is_label(&terms[0]))
+        .then(|| &terms[0])
 }
 
 /// In a chain that ends in `\approx` (`x = \sqrt 2 \approx 1.414`), the exact value before it.
@@ -81,8 +101,11 @@ pub fn as_interval(e: &Expr) -> Option<Expr> {
         lo_closed: lc,
         hi_closed: hc,
     };
+    if let Some(region) = abs_region(e) {
+        return Some(region);
+    }
     match e {
-        Expr::Interval { .. } => Some(e.clone()),
+        Expr::Interval { .. } | Expr::Union(_) => Some(e.clone()),
         Expr::Tuple(_) | Expr::List(_) => crate::math::equiv::pair_interval(e),
         Expr::Relation { terms, ops }
             if terms.len() == 2 && ops[0] == RelOp::In && is_label(&terms[0]) =>
@@ -137,6 +160,68 @@ pub fn as_interval(e: &Expr) -> Option<Expr> {
     }
 }
 
+/// An inequality on `|z|` as the region of `z`: `1 \le |z| \le \frac32` is
+/// `[-\frac32, -1] \cup [1, \frac32]`, `|x| < 3` is `(-3, 3)`, `|x| > 2` is
+/// `(-\infty, -2) \cup (2, \infty)`.
+fn abs_region(e: &Expr) -> Option<Expr> {
+    let Expr::Relation { terms, ops } = e else {
+        return None;
+    };
+    let at = match terms.len() {
+        2 => usize::from(!matches!(terms[0], Expr::Func(Func::Abs, _))),
+        3 => 1,
+        _ => return None,
+    };
+    let Expr::Func(Func::Abs, inner) = &terms[at] else {
+        return None;
+    };
+    if !matches!(inner.as_ref(), Expr::Var(_))
+        || ops
+            .iter()
+            .any(|o| matches!(o, RelOp::Eq | RelOp::In | RelOp::Approx | RelOp::Ne))
+    {
+        return None;
+    }
+    // The interval of |z| itself, with |z| read as a plain label.
+    let mut plain = terms.clone();
+    plain[at] = Expr::Var("|·|".into());
+    let Some(Expr::Interval {
+        lo,
+        hi,
+        lo_closed,
+        hi_closed,
+    }) = as_interval(&Expr::Relation {
+        terms: plain,
+        ops: ops.clone(),
+    })
+    else {
+        return None;
+    };
+    let neg = |x: &Expr| Expr::Neg(Box::new(x.clone()));
+    let iv = |lo: Expr, hi: Expr, lc: bool, hc: bool| Expr::Interval {
+        lo: Box::new(lo),
+        hi: Box::new(hi),
+        lo_closed: lc,
+        hi_closed: hc,
+    };
+    let lo_sign = eval(&lo, &[]).ok()?.sign_real().ok()?;
+    let hi_infinite = matches!(eval(&hi, &[]), Ok(Value::Infinity(false)));
+    Some(if lo_sign <= 0 {
+        // Only an upper bound matters: |z| ≤ b is -b ≤ z ≤ b.
+        iv(neg(&hi), (*hi).clone(), hi_closed, hi_closed)
+    } else if hi_infinite {
+        Expr::Union(vec![
+            iv(neg(&hi), neg(&lo), false, lo_closed),
+            iv((*lo).clone(), (*hi).clone(), lo_closed, false),
+        ])
+    } else {
+        Expr::Union(vec![
+            iv(neg(&hi), neg(&lo), hi_closed, lo_closed),
+            iv((*lo).clone(), (*hi).clone(), lo_closed, hi_closed),
+        ])
+    })
+}
+
 /// The relation read right to left (`<` becomes `>`).
 pub fn mirror(op: RelOp) -> Option<RelOp> {
     Some(match op {
@@ -159,6 +244,24 @@ pub fn relations_equal(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
     else {
         return false;
     };
+    // `x = 11` against `x = 5+5+1 = 7 = 11`: the same label, and the chain's last value (or
+    // its exact value before `\approx`) is the answer.
+    if (gt.len() > 2 || pt.len() > 2)
+        && let (Some(gl), Some(pl)) = (chain_label(g), chain_label(p))
+        && gl == pl
+    {
+        let values = |e: &'_ Expr| -> Vec<Expr> {
+            [answer_side(e), exact_before_approx(e)]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect()
+        };
+        let (gv, pv) = (values(g), values(p));
+        if gv.iter().any(|a| pv.iter().any(|b| equal(a, b, cfg, 1))) {
+            return true;
+        }
+    }
     if gt.len() != pt.len() {
         return match (as_interval(g), as_interval(p)) {
             (Some(a), Some(b)) => equal(&a, &b, cfg, 1),
@@ -212,8 +315,17 @@ pub fn constant_ratio(a: &Expr, b: &Expr, cfg: &EquivConfig) -> Option<Value> {
         let (Ok(x), Ok(y)) = (eval(a, &env), eval(b, &env)) else {
             continue;
         };
-        if x.is_zero() && y.is_zero() {
-            continue;
+        // An infinite side has no ratio (`x - \infty` is no multiple of `x - 12500`).
+        if matches!(x, Value::Infinity(_)) || matches!(y, Value::Infinity(_)) {
+            return None;
+        }
+        // A zero held as a float (`0 · 1.414`) is a zero too.
+        let zero = |v: &Value| v.is_zero() || v.to_complex() == Some((0.0, 0.0));
+        match (zero(&x), zero(&y)) {
+            (true, true) => continue,
+            // Zero on one side only: no multiple (`x - x` is no multiple of `x - \sqrt 2`).
+            (true, false) | (false, true) => return None,
+            (false, false) => {}
         }
         let r = x.div(&y).ok()?;
         if r.is_zero() {

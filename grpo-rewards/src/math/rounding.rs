@@ -29,12 +29,15 @@ pub fn stands_for(decimal: &BigRational, places: u32, reference: &Value) -> bool
         return false;
     }
     let scale = BigInt::from(10u32).pow(places);
-    let scaled = decimal * BigRational::from_integer(scale.clone());
-    if !scaled.is_integer() {
+    // `decimal · 10^places` in integers (no gcd): it must be a whole number of units.
+    let (units, rest) = scale.div_rem(decimal.denom());
+    if !rest.is_zero() {
         return false;
     }
-    let digits = scaled.to_integer();
-    if digits.magnitude().to_string().len() < MIN_SIGNIFICANT {
+    let digits = decimal.numer() * units;
+    // At least MIN_SIGNIFICANT digits: |digits| ≥ 10^(MIN_SIGNIFICANT - 1).
+    let least = num_bigint::BigUint::from(10u32).pow(MIN_SIGNIFICANT.saturating_sub(1) as u32);
+    if *digits.magnitude() < least {
         return false;
     }
     match reference {
@@ -51,27 +54,37 @@ fn exact_rounding(q: &BigRational, scale: &BigInt, digits: &BigInt) -> bool {
     if q.is_integer() || terminates(q.denom()) {
         return false;
     }
-    let s = q * BigRational::from_integer(scale.clone());
-    let truncated = s.trunc().to_integer();
-    let half = BigRational::new(BigInt::from(1), BigInt::from(2));
-    let rounded = if s.is_negative() {
-        -(-&s + &half).floor().to_integer()
+    // q · scale = num / den (den > 0), in integers: truncated toward zero, and rounded half
+    // away from zero as ⌊(2|num| + den) / 2den⌋ with num's sign.
+    let num = q.numer() * scale;
+    let den = q.denom();
+    let truncated = &num / den;
+    let two = BigInt::from(2);
+    let magnitude = (num.abs() * &two + den) / (den * &two);
+    let rounded = if num.is_negative() {
+        -magnitude
     } else {
-        (&s + &half).floor().to_integer()
+        magnitude
     };
     *digits == truncated || *digits == rounded
 }
 
-/// Whether a reduced denominator has no prime factor other than 2 and 5.
+/// Whether a reduced denominator has no prime factor other than 2 and 5: the twos shifted
+/// out at once, then one exact power of five compared (division by 2 and 5 in a loop is
+/// quadratic in the digits of a long decimal).
 fn terminates(d: &BigInt) -> bool {
-    let mut d = d.clone();
-    for p in [2u32, 5] {
-        let p = BigInt::from(p);
-        while !d.is_zero() && d.is_multiple_of(&p) {
-            d /= &p;
-        }
+    if d.is_zero() {
+        return false;
     }
-    d == BigInt::from(1)
+    let twos = d.trailing_zeros().unwrap_or(0);
+    let odd = d.magnitude() >> twos;
+    if odd == num_bigint::BigUint::from(1u32) {
+        return true;
+    }
+    // odd = 5^k with k ≈ bits / log2(5).
+    let estimate = (odd.bits() as f64 / 5f64.log2()).round() as u64;
+    (estimate.saturating_sub(1)..=estimate + 1)
+        .any(|k| u32::try_from(k).is_ok_and(|k| num_bigint::BigUint::from(5u32).pow(k) == odd))
 }
 
 /// The same test for an irrational reference held as a float: only where `x · 10^places` is
@@ -130,6 +143,24 @@ mod tests {
         // fewer than three significant digits never stand for a rounding
         assert!(!stands_for(&dec(14, 3), 3, &q(1, 70)));
         assert!(stands_for(&dec(143, 4), 4, &q(1, 70)));
+    }
+
+    #[test]
+    fn a_long_terminating_reference_is_decided_without_a_loop_per_digit() {
+        // 2^a·5^b terminates, anything with another prime factor does not.
+        let pow = |b: u32, k: u32| BigInt::from(b).pow(k);
+        assert!(terminates(&(pow(2, 300) * pow(5, 7))));
+        assert!(terminates(&pow(5, 4001)));
+        assert!(terminates(&BigInt::from(1)));
+        assert!(!terminates(&(pow(5, 4001) * 3)));
+        assert!(!terminates(&(pow(2, 10) * pow(5, 4000) * 7)));
+        // 1.3969…91 with 4,000 nines is a terminating decimal: 6.875 never stands for it,
+        // decided at once (a division per factor of 2 and 5 took 30 ms).
+        let digits: BigInt = format!("13969{}1", "9".repeat(4000)).parse().unwrap();
+        let reference = Value::Exact(BigRational::new(digits, pow(10, 4005)));
+        let start = std::time::Instant::now();
+        assert!(!stands_for(&dec(6875, 3), 3, &reference));
+        assert!(start.elapsed().as_millis() < 20);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 )]
 
 mod math;
+mod math_families;
 mod math_forms;
 mod math_fuzz;
 mod math_rules;
+mod math_symmetry;

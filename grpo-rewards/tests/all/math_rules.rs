@@ -91,8 +91,11 @@ fn rule_6_decimals_for_exact_values() {
     assert!(!eq(r"\sqrt{3}", "1.733"));
     assert!(!eq("3", "2.999"));
     assert!(!eq("12.75", "12.8"));
-    // A decimal reference is exact: a rounded prediction does not stand for it.
-    assert!(!eq("0.4286", r"\frac{3}{7}"));
+    // The rule is symmetric: a rounded reference is matched by the exact value it rounds,
+    // and by nothing else.
+    assert!(eq("0.4286", r"\frac{3}{7}"));
+    assert!(!eq("0.4287", r"\frac{3}{7}"));
+    assert!(!eq("2.999", "3"));
 }
 
 #[test]

@@ -61,6 +61,15 @@ pub enum RelOp {
     Approx,
 }
 
+/// A big operator over an index (`\sum`, `\prod`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BigOp {
+    /// `\sum`.
+    Sum,
+    /// `\prod`.
+    Product,
+}
+
 /// An answer's expression tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -91,6 +100,19 @@ pub enum Expr {
     Root(Box<Expr>, Box<Expr>),
     /// `x!`.
     Factorial(Box<Expr>),
+    /// `\sum_{index=lo}^{hi} body` or `\prod…`: the index is bound in the body.
+    Big {
+        /// Sum or product.
+        op: BigOp,
+        /// The bound variable.
+        index: String,
+        /// The first value of the index.
+        lo: Box<Expr>,
+        /// The last value of the index.
+        hi: Box<Expr>,
+        /// What is summed or multiplied.
+        body: Box<Expr>,
+    },
     /// `x%`.
     Percent(Box<Expr>),
     /// `(a, b, …)`: ordered; a pair may also read as an open interval.
@@ -157,6 +179,20 @@ impl Expr {
                 hi.variables(out);
             }
             Expr::Matrix(rows) => rows.iter().flatten().for_each(|e| e.variables(out)),
+            Expr::Big {
+                index,
+                lo,
+                hi,
+                body,
+                ..
+            } => {
+                lo.variables(out);
+                hi.variables(out);
+                let mut inner = std::collections::BTreeSet::new();
+                body.variables(&mut inner);
+                inner.remove(index);
+                out.extend(inner);
+            }
         }
     }
 
@@ -201,6 +237,27 @@ impl Expr {
             Expr::Relation { terms, ops } => Expr::Relation {
                 terms: all(terms),
                 ops: ops.clone(),
+            },
+            Expr::Big {
+                op,
+                index,
+                lo,
+                hi,
+                body,
+            } => Expr::Big {
+                op: *op,
+                index: index.clone(),
+                lo: r(lo),
+                hi: r(hi),
+                // The bound index keeps its name.
+                body: Box::new(
+                    body.rename(
+                        &map.iter()
+                            .filter(|(from, _)| from != index)
+                            .cloned()
+                            .collect::<Vec<_>>(),
+                    ),
+                ),
             },
         }
     }

@@ -4,7 +4,7 @@
 use num_bigint::BigInt;
 use num_rational::BigRational;
 
-use super::ast::{Constant, Expr, Func};
+use super::ast::{BigOp, Constant, Expr, Func, RelOp};
 use super::lexer::{GREEK, Tok};
 use super::parser::Parser;
 use crate::error::Result;
@@ -185,9 +185,49 @@ impl Parser<'_> {
                 })
             }
             "boxed" | "fbox" => self.argument(),
+            "sum" | "prod" => self.big_operator(if c == "sum" {
+                BigOp::Sum
+            } else {
+                BigOp::Product
+            }),
             g if GREEK.contains(&g) => Ok(Expr::Var(g.to_string())),
+            // A command we do not know (`\zzz`, `\angle`) names something: a symbol.
+            other if other.len() >= 2 && other.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                Ok(Expr::Var(format!("\\{other}")))
+            }
             other => Err(self.err(&format!("unsupported command \\{other}"))),
         }
+    }
+
+    /// `\sum_{k=lo}^{hi} body`: the limits, then the body (a term: the factors juxtaposed
+    /// after the operator, up to the next `+` or `-`).
+    fn big_operator(&mut self, op: BigOp) -> Result<Expr> {
+        if !self.is_ch('_') {
+            return Err(self.err("a sum or product without limits"));
+        }
+        self.pos += 1;
+        let (index, lo) = match self.argument()? {
+            Expr::Relation { mut terms, ops } if ops == [RelOp::Eq] && terms.len() == 2 => {
+                match (terms.remove(0), terms.remove(0)) {
+                    (Expr::Var(v), lo) => (v, lo),
+                    _ => return Err(self.err("a sum's index must be a variable")),
+                }
+            }
+            _ => return Err(self.err("a sum's lower limit must be `index = value`")),
+        };
+        if !self.is_ch('^') {
+            return Err(self.err("a sum or product without an upper limit"));
+        }
+        self.pos += 1;
+        let hi = self.argument()?;
+        let body = self.term()?;
+        Ok(Expr::Big {
+            op,
+            index,
+            lo: Box::new(lo),
+            hi: Box::new(hi),
+            body: Box::new(body),
+        })
     }
 
     pub(super) fn environment(&mut self, env: &str) -> Result<Expr> {

@@ -105,6 +105,8 @@ pub(super) fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
     let bytes = src.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
+    // Inside `(…)` or `[…]` a bare comma separates items (`(12,102)` is a pair, not 12102).
+    let mut brackets = 0usize;
     while i < src.len() {
         let c = src[i..].chars().next().unwrap_or(' ');
         let start = i;
@@ -113,7 +115,7 @@ pub(super) fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
             continue;
         }
         if c.is_ascii_digit() || (c == '.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)) {
-            let (text, end) = lex_number(src, i);
+            let (text, end) = lex_number(src, i, brackets > 0);
             out.push((Tok::Num(text), start));
             i = end;
             continue;
@@ -185,6 +187,11 @@ pub(super) fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
             continue;
         }
         i += c.len_utf8();
+        match c {
+            '(' | '[' => brackets += 1,
+            ')' | ']' => brackets = brackets.saturating_sub(1),
+            _ => {}
+        }
         let tok = match c {
             '≤' | '⩽' => Tok::Cmd("le".into()),
             '≥' | '⩾' => Tok::Cmd("ge".into()),
@@ -271,8 +278,9 @@ fn braced_raw(src: &str, at: usize) -> Result<(&str, usize)> {
 
 /// A number literal at `i`: digits with thousands separators (`1,000`, `1{,}000`, `1\,000`,
 /// `12 500` with a space or a thin space),
-/// a decimal part and an exponent. Returns the digits without separators and the end.
-fn lex_number(src: &str, mut i: usize) -> (String, usize) {
+/// a decimal part and an exponent; inside brackets (`in_brackets`) a bare comma is never a
+/// separator. Returns the digits without separators and the end.
+fn lex_number(src: &str, mut i: usize, in_brackets: bool) -> (String, usize) {
     let b = src.as_bytes();
     let digit = |k: usize| b.get(k).is_some_and(u8::is_ascii_digit);
     let mut text = String::new();
@@ -290,7 +298,7 @@ fn lex_number(src: &str, mut i: usize) -> (String, usize) {
             ",", "{,}", "\\,", " ", "~", "\\ ", "\\;", "\u{2009}", "\u{202F}", "\u{00A0}",
         ]
         .iter()
-        .find(|s| src[i..].starts_with(**s))
+        .find(|s| src[i..].starts_with(**s) && !(in_brackets && **s == ","))
         .map(|s| s.len());
         if let Some(len) = sep_len {
             let j = i + len;

@@ -21,7 +21,7 @@ mod parser;
 
 use crate::error::{Result, RewardError};
 
-pub use ast::{Constant, Expr, Func, RelOp};
+pub use ast::{BigOp, Constant, Expr, Func, RelOp};
 use lexer::{NAMES, Tok, decimal_comma, lex};
 use parser::Parser;
 

@@ -386,13 +386,12 @@ impl Parser<'_> {
                 let open = if tok == Tok::Ch('(') { '(' } else { '[' };
                 self.bracketed(open)
             }
+            // A bare brace group only groups (it renders without braces): `{1,3}` is the
+            // list `1, 3`, not the set `\{1,3\}`.
             Tok::Ch('{') => {
                 let e = self.list()?;
                 self.expect_ch('}')?;
-                Ok(match e {
-                    Expr::List(items) => Expr::Set(items),
-                    e => e,
-                })
+                Ok(e)
             }
             Tok::Ch('|') => {
                 let e = self.additive()?;
