@@ -326,6 +326,10 @@ fn build_checker(
 /// thread prepared with the same process-wide checker: a reward function checks a group of
 /// completions against one reference in a row, and the reference is read once per group, as
 /// the Scorer reads it.
+#[expect(
+    clippy::ptr_arg,
+    reason = "which Cow it is matters: only the borrowed, process-wide checker is cached"
+)]
 fn with_prepared<R>(
     checker: &Cow<'static, MathChecker>,
     gold: &str,
