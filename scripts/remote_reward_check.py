@@ -39,20 +39,10 @@ import zipfile
 
 import aiohttp
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from verl_client_check import find_binary  # noqa: E402  (scripts/ is on sys.path)
+
 TOKEN = "remote-reward-check-token"
 FAILURES: list[str] = []
-
-
-def find_binary() -> str:
-    if os.environ.get("GRPO_BIN"):
-        return os.environ["GRPO_BIN"]
-    for profile in ("release", "debug"):
-        candidate = ROOT / "target" / profile / "grpo"
-        if candidate.exists():
-            return str(candidate)
-    subprocess.run(["cargo", "build", "--bin", "grpo"], cwd=ROOT, check=True)
-    return str(ROOT / "target" / "debug" / "grpo")
 
 
 def start_server(binary: str, token: str | None) -> tuple[subprocess.Popen, str]:

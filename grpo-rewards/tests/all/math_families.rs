@@ -2,30 +2,7 @@
 //! that must stay unequal next to the ones that must match. Every pair goes through the whole
 //! checker: extraction, the one normalisation pipeline, parsing, equivalence.
 
-use grpo_rewards::math::MathChecker;
-
-fn table(kind: &str, rows: &[(&str, &str, bool)]) {
-    let checker = MathChecker::default();
-    let failures: Vec<String> = rows
-        .iter()
-        .filter_map(|(gold, pred, want)| {
-            let c = checker.check(gold, pred);
-            (c.correct != *want).then(|| {
-                format!(
-                    "{gold:?} vs {pred:?}: got {} (extracted {:?}; {})",
-                    c.correct, c.extracted, c.verdict.reason
-                )
-            })
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{kind}: {} of {} wrong:\n{}",
-        failures.len(),
-        rows.len(),
-        failures.join("\n")
-    );
-}
+use crate::math_forms::default_table as table;
 
 #[test]
 fn unions_of_intervals_whatever_the_spacing() {

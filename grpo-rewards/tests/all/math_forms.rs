@@ -27,7 +27,8 @@ fn check_table(kind: &str, checker: &MathChecker, rows: &[(&str, &str, bool)]) {
     );
 }
 
-fn default_table(kind: &str, rows: &[(&str, &str, bool)]) {
+/// [`check_table`] with the default checker (also the answer families' tables).
+pub(crate) fn default_table(kind: &str, rows: &[(&str, &str, bool)]) {
     check_table(kind, &MathChecker::default(), rows);
 }
 
