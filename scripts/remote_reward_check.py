@@ -39,39 +39,15 @@ import zipfile
 
 import aiohttp
 
-from verl_client_check import find_binary  # noqa: E402  (scripts/ is on sys.path)
+from verl_client_check import FAILURES, expect, find_binary, start_server, summary  # noqa: E402  (scripts/ is on sys.path)
 
 TOKEN = "remote-reward-check-token"
-FAILURES: list[str] = []
-
-
-def start_server(binary: str, token: str | None) -> tuple[subprocess.Popen, str]:
-    env = dict(os.environ)
-    env.pop("GRPO_AUTH_TOKEN", None)
-    if token:
-        env["GRPO_AUTH_TOKEN"] = token
-    process = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True,
-                               env=env)
-    line = process.stdout.readline() if process.stdout else ""
-    if not line:
-        process.kill()
-        raise SystemExit("grpo serve exited before listening")
-    return process, "http://" + json.loads(line)["listening"]
-
-
 def stop(servers: list[tuple[subprocess.Popen, str]]) -> None:
     for process, _ in servers:
         process.terminate()
     for process, url in servers:
         if process.wait(timeout=30) != 0:
             FAILURES.append(f"server {url} exit status {process.returncode}")
-
-
-def expect(name: str, got, want) -> None:
-    ok = got == want
-    print(f"{'ok  ' if ok else 'FAIL'} {name}: got {got!r}" + ("" if ok else f", want {want!r}"))
-    if not ok:
-        FAILURES.append(name)
 
 
 def http(url: str, body: dict | None = None, token: str | None = None) -> tuple[int, object]:
@@ -216,11 +192,7 @@ def main() -> int:
             openrlhf_checks(agent, [u for _, u in servers])
         finally:
             stop(servers)
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed: {FAILURES}")
-        return 1
-    print("all checks passed")
-    return 0
+    return summary()
 
 
 if __name__ == "__main__":

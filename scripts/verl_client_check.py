@@ -56,8 +56,15 @@ def find_binary() -> str:
     return str(ROOT / "target" / "debug" / "grpo")
 
 
-def start_server(binary: str) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+def start_server(binary: str, token: str | None = None) -> tuple[subprocess.Popen, str]:
+    """`grpo serve` on a free loopback port, requiring `token` when given (verl's client
+    sends no header, so its server has none)."""
+    env = dict(os.environ)
+    env.pop("GRPO_AUTH_TOKEN", None)
+    if token:
+        env["GRPO_AUTH_TOKEN"] = token
+    process = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True,
+                               env=env)
     line = process.stdout.readline() if process.stdout else ""
     if not line:
         process.kill()
@@ -292,6 +299,11 @@ def main() -> int:
     print(f"server exit status {server.returncode}")
     if server.returncode != 0:
         FAILURES.append("server exit status")
+    return summary()
+
+
+def summary() -> int:
+    """Prints the failed checks; the exit status."""
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed: {FAILURES}")
         return 1

@@ -275,9 +275,14 @@ pub(crate) async fn drive(
 
     let program = require_builtin_imports(program);
     let program = program.as_ref();
-    let module = !api
-        .compiles_as_script(store, ctx, program, filename)
-        .await?;
+    // Only a program that names `import`, `export` or `await` can need module syntax; any
+    // other is a script (parsed once).
+    let module = ["import", "export", "await"]
+        .iter()
+        .any(|word| program.contains(word))
+        && !api
+            .compiles_as_script(store, ctx, program, filename)
+            .await?;
     let mut exit_code = 0;
     if !api.eval(store, ctx, program, filename, module).await? {
         exit_code = 1;

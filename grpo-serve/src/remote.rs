@@ -33,7 +33,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::error::{ApiError, JsonBody};
-use super::score::{PreparedScore, ScoreRequest};
+use super::score::{PreparedScore, TaskShape};
 use super::{AppState, ServiceState, admit};
 
 /// A `POST /get_reward` body (OpenRLHF).
@@ -88,9 +88,7 @@ pub fn response_of<'a>(query: &'a str, prompt: Option<&str>) -> &'a str {
 fn prepare_label(
     label: &Value,
     field: &str,
-    completions: usize,
-    request: (Option<f64>, Option<Credit>),
-    max_completions: usize,
+    (format_weight, credit): (Option<f64>, Option<Credit>),
 ) -> Result<PreparedScore, ApiError> {
     let ours = match label {
         Value::Object(o) if o.contains_key("kind") => Some(label.clone()),
@@ -99,23 +97,22 @@ fn prepare_label(
             .filter(|v| v.get("kind").is_some()),
         _ => None,
     };
-    let (task, ground_truth) = match ours {
-        Some(task) => (Some(task), None),
-        None => (None, Some(label.clone())),
+    let shape = match &ours {
+        Some(task) => TaskShape {
+            task: Some(task),
+            ..TaskShape::default()
+        },
+        None => TaskShape {
+            ground_truth: Some(label),
+            ..TaskShape::default()
+        },
     };
-    let score = ScoreRequest {
-        task,
-        ground_truth,
-        verification_info: None,
-        completions: vec![String::new(); completions],
-        id: Some(field.to_owned()),
-        credit: request.1,
-        format_weight: request.0,
-    };
-    score.prepare(max_completions).map_err(|e| match e {
-        ApiError::Invalid { reason } => ApiError::invalid(format!("`{field}`: {reason}")),
-        other => other,
-    })
+    shape
+        .prepare(field, credit, format_weight)
+        .map_err(|e| match e {
+            ApiError::Invalid { reason } => ApiError::invalid(format!("`{field}`: {reason}")),
+            other => other,
+        })
 }
 
 impl ServiceState {
@@ -151,13 +148,7 @@ impl ServiceState {
         let mut prepared = Vec::with_capacity(groups.len());
         let mut runs = 0u64;
         for (first, members) in &groups {
-            let p = prepare_label(
-                &labels[*first],
-                &format!("{field}[{first}]"),
-                members.len(),
-                request,
-                self.config.max_completions,
-            )?;
+            let p = prepare_label(&labels[*first], &format!("{field}[{first}]"), request)?;
             runs = runs.saturating_add(p.sandbox_runs(members.len()));
             prepared.push(p);
         }
@@ -345,7 +336,7 @@ mod tests {
 
     #[test]
     fn labels_map_to_tasks_by_shape() {
-        let prep = |label: Value| prepare_label(&label, "labels[0]", 1, (None, None), 8);
+        let prep = |label: Value| prepare_label(&label, "labels[0]", (None, None));
         let Ok(p) = prep(json!("\\frac{1}{2}")) else {
             panic!("math label")
         };

@@ -80,12 +80,43 @@ impl ScoreRequest {
                 self.completions.len()
             )));
         }
-        if self.format_weight.is_some_and(|w| !w.is_finite()) {
+        let shape = TaskShape {
+            task: self.task.as_ref(),
+            ground_truth: self.ground_truth.as_ref(),
+            verification_info: self.verification_info.as_ref(),
+        };
+        shape.prepare(
+            self.id.as_deref().unwrap_or("request"),
+            self.credit,
+            self.format_weight,
+        )
+    }
+}
+
+/// The task of a request in one of the three shapes `/v1/score` takes (exactly one given).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskShape<'a> {
+    /// A task in our pack schema.
+    pub task: Option<&'a Value>,
+    /// verl's ground truth.
+    pub ground_truth: Option<&'a Value>,
+    /// open-r1's verification info.
+    pub verification_info: Option<&'a Value>,
+}
+
+impl TaskShape<'_> {
+    /// Converts and checks the task (the foreign shapes reported as task `id`), with the
+    /// request's credit and format weight.
+    pub fn prepare(
+        &self,
+        id: &str,
+        credit: Option<Credit>,
+        format_weight: Option<f64>,
+    ) -> Result<PreparedScore, ApiError> {
+        if format_weight.is_some_and(|w| !w.is_finite()) {
             return Err(ApiError::invalid("`format_weight` must be a finite number"));
         }
-        let id = self.id.clone().unwrap_or_else(|| "request".to_owned());
-        let (task, default_credit) = match (&self.task, &self.ground_truth, &self.verification_info)
-        {
+        let (task, default_credit) = match (self.task, self.ground_truth, self.verification_info) {
             (Some(task), None, None) => {
                 let task = grpo_tasks::read::task_from_value(task.clone()).map_err(|e| {
                     let field = e.field.map_or("task".to_owned(), |f| format!("task.{f}"));
@@ -93,11 +124,9 @@ impl ScoreRequest {
                 })?;
                 (task, Credit::Binary)
             }
-            (None, Some(gt), None) => {
-                (from_ground_truth(gt, &id).map_err(foreign)?, Credit::Binary)
-            }
+            (None, Some(gt), None) => (from_ground_truth(gt, id).map_err(foreign)?, Credit::Binary),
             (None, None, Some(info)) => (
-                from_verification_info(info, &id).map_err(foreign)?,
+                from_verification_info(info, id).map_err(foreign)?,
                 Credit::Partial,
             ),
             _ => {
@@ -120,11 +149,10 @@ impl ScoreRequest {
                 problem.field, problem.message
             )));
         }
-        let credit = self.credit.unwrap_or(default_credit);
         Ok(PreparedScore {
             task,
-            credit,
-            format_weight: self.format_weight,
+            credit: credit.unwrap_or(default_credit),
+            format_weight,
         })
     }
 }
