@@ -233,9 +233,11 @@ mod tests {
                 CodeTests::Stdio(StdioTests {
                     cases: vec![StdioCase {
                         stdin: "1 2\n".into(),
-                        stdout: "3\n".into()
+                        stdout: "3\n".into(),
+                        ..Default::default()
                     }],
                     float_tolerance: None,
+                    ..Default::default()
                 })
             );
             assert_eq!(c.mode, CodeMode::Full);

@@ -30,6 +30,7 @@ pub mod error;
 pub mod expr;
 pub mod generate;
 pub mod import;
+pub mod judging;
 pub mod pack;
 pub mod read;
 pub mod task;

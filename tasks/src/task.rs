@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::judging::{Checker, Compare, TestPlan};
+
 /// Free-form information about a task: source, license, difficulty, anything else.
 pub type Metadata = serde_json::Map<String, serde_json::Value>;
 
@@ -202,28 +204,56 @@ pub struct AssertTests {
 }
 
 /// Stdin/stdout cases.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StdioTests {
     /// The cases, each run as a separate program execution.
     pub cases: Vec<StdioCase>,
-    /// When set, numeric tokens match within this absolute-or-relative tolerance.
+    /// When set, numeric tokens match within this absolute-or-relative tolerance (shorthand
+    /// for `compare`'s `abs_tol` and `rel_tol` both set to it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub float_tolerance: Option<f64>,
+    /// How stdout is compared with the expected output (default: whitespace-normalised lines).
+    #[serde(default, skip_serializing_if = "Compare::is_default")]
+    pub compare: Compare,
+    /// A checker program that judges each output instead of `compare` (a special judge, for
+    /// problems with more than one right answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checker: Option<Checker>,
+    /// Which cases decide the reward and how they run.
+    #[serde(default, skip_serializing_if = "TestPlan::is_default")]
+    pub plan: TestPlan,
+}
+
+impl StdioTests {
+    /// The comparison in effect: `compare`, with `float_tolerance` filling tolerances it
+    /// leaves unset.
+    pub fn comparison(&self) -> Compare {
+        let mut compare = self.compare.clone();
+        if let Some(tol) = self.float_tolerance {
+            compare.abs_tol = compare.abs_tol.or(Some(tol));
+            compare.rel_tol = compare.rel_tol.or(Some(tol));
+        }
+        compare
+    }
 }
 
 /// One stdin/stdout case.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StdioCase {
     /// Bytes fed to the program's stdin.
     pub stdin: String,
     /// The expected stdout.
     pub stdout: String,
+    /// A public case (one the prompt may show): public cases decide the reward only when the
+    /// task has no hidden one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub public: bool,
 }
 
 /// Function-call cases.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallTests {
     /// The function to call.
@@ -233,16 +263,22 @@ pub struct CallTests {
     /// When set, floats match within this absolute-or-relative tolerance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub float_tolerance: Option<f64>,
+    /// Which cases decide the reward and how they run.
+    #[serde(default, skip_serializing_if = "TestPlan::is_default")]
+    pub plan: TestPlan,
 }
 
 /// One call case: `entry_point(*args)` must equal `expected`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallCase {
     /// Positional arguments, as JSON values.
     pub args: Vec<serde_json::Value>,
     /// The expected return value, as a JSON value.
     pub expected: serde_json::Value,
+    /// A public case: see [`StdioCase::public`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub public: bool,
 }
 
 /// The kind of a task, without its payload.

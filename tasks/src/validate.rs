@@ -124,6 +124,41 @@ impl Task {
                             "tests.float_tolerance",
                             "must be a finite non-negative number",
                         );
+                        if let Some(checker) = &s.checker {
+                            use crate::task::Language;
+                            need(
+                                matches!(
+                                    checker.language,
+                                    Language::Python | Language::C | Language::Cpp
+                                ),
+                                "tests.checker.language",
+                                "must be python, c or cpp",
+                            );
+                            need(
+                                !checker.source.trim().is_empty(),
+                                "tests.checker.source",
+                                "must not be empty",
+                            );
+                            need(
+                                checker.time_limit_ms != Some(0),
+                                "tests.checker.time_limit_ms",
+                                "must be positive",
+                            );
+                            if let Some(mb) = checker.memory_mb {
+                                need(
+                                    mb >= MIN_MEMORY_MB,
+                                    "tests.checker.memory_mb",
+                                    &format!(
+                                        "{mb} MiB is below the minimum of {MIN_MEMORY_MB} MiB"
+                                    ),
+                                );
+                            }
+                        }
+                        need(
+                            s.plan.max_tests != Some(0),
+                            "tests.plan.max_tests",
+                            "must be positive",
+                        );
                     }
                     CodeTests::Call(c) => {
                         need(
@@ -140,6 +175,11 @@ impl Task {
                             c.float_tolerance.is_none_or(|t| t.is_finite() && t >= 0.0),
                             "tests.float_tolerance",
                             "must be a finite non-negative number",
+                        );
+                        need(
+                            c.plan.max_tests != Some(0),
+                            "tests.plan.max_tests",
+                            "must be positive",
                         );
                     }
                 }

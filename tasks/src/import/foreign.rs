@@ -142,6 +142,7 @@ fn code_from_cases(info: &serde_json::Map<String, Value>, id: &str) -> Result<Ta
                 stdio.push(StdioCase {
                     stdin: text_of(input),
                     stdout: text_of(output),
+                    ..Default::default()
                 });
             }
             Ok(code(
@@ -149,6 +150,7 @@ fn code_from_cases(info: &serde_json::Map<String, Value>, id: &str) -> Result<Ta
                 CodeTests::Stdio(StdioTests {
                     cases: stdio,
                     float_tolerance: None,
+                    ..Default::default()
                 }),
             ))
         }
@@ -200,9 +202,11 @@ fn code_from_in_outs(
                 .map(|(i, o)| StdioCase {
                     stdin: text_of(i),
                     stdout: text_of(o),
+                    ..Default::default()
                 })
                 .collect(),
             float_tolerance: None,
+            ..Default::default()
         }),
         Some(Value::String(name)) if is_identifier(name) => {
             let mut cases = Vec::with_capacity(inputs.len());
@@ -210,12 +214,14 @@ fn code_from_in_outs(
                 cases.push(CallCase {
                     args: call_args(input, &format!("`{at}.inputs[{i}]`"))?,
                     expected: expected(output),
+                    ..Default::default()
                 });
             }
             CodeTests::Call(CallTests {
                 entry_point: name.clone(),
                 cases,
                 float_tolerance: None,
+                ..Default::default()
             })
         }
         Some(other) => {

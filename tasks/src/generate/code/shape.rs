@@ -514,12 +514,14 @@ impl Shape {
                     Some(StdioCase {
                         stdin: format!("{line}\n"),
                         stdout: self.eval(input)?.printed(),
+                        ..Default::default()
                     })
                 })
                 .collect::<Option<Vec<_>>>()?;
             return Some(CodeTests::Stdio(StdioTests {
                 cases,
                 float_tolerance: None,
+                ..Default::default()
             }));
         }
         let cases = inputs
@@ -534,6 +536,7 @@ impl Shape {
                 Some(CallCase {
                     args,
                     expected: self.eval(input)?.to_json(),
+                    ..Default::default()
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -541,6 +544,7 @@ impl Shape {
             entry_point: "f".into(),
             cases,
             float_tolerance: None,
+            ..Default::default()
         }))
     }
 }
