@@ -58,28 +58,48 @@ struct TestResult {
     status: String,
     /// Why it passed or failed.
     reason: String,
+    /// The partial points a checker gave a failed test (`None`: 1 when passed, else 0).
+    points: Option<f64>,
 }
 
 #[pymethods]
 impl TestResult {
     #[new]
-    fn new(index: usize, passed: bool, status: String, reason: String) -> Self {
+    #[pyo3(signature = (index, passed, status, reason, points = None))]
+    fn new(
+        index: usize,
+        passed: bool,
+        status: String,
+        reason: String,
+        points: Option<f64>,
+    ) -> Self {
         TestResult {
             index,
             passed,
             status,
             reason,
+            points,
         }
     }
 
     /// Pickles as the constructor's arguments.
+    #[allow(clippy::type_complexity, reason = "the constructor's argument tuple")]
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
-    ) -> (Bound<'py, PyType>, (usize, bool, String, String)) {
+    ) -> (
+        Bound<'py, PyType>,
+        (usize, bool, String, String, Option<f64>),
+    ) {
         let t = slf.get();
         (
             slf.get_type(),
-            (t.index, t.passed, t.status.clone(), t.reason.clone()),
+            (
+                t.index,
+                t.passed,
+                t.status.clone(),
+                t.reason.clone(),
+                t.points,
+            ),
         )
     }
 
@@ -190,6 +210,7 @@ impl From<ScoredResult> for Score {
                             .and_then(|v| v.as_str().map(str::to_owned))
                             .unwrap_or_default(),
                         reason: t.reason,
+                        points: t.points,
                     })
                     .collect()
             }),
@@ -378,12 +399,29 @@ fn task_from_ground_truth(ground_truth_json: &str, task_id: &str) -> PyResult<St
         .map_err(|e| PyValueError::new_err(format!("ground_truth: not JSON: {e}")))?;
     let task = grpo_tasks::import::foreign::from_ground_truth(&value, task_id)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let mut task = serde_json::to_value(&task).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    // verl's rows keep the prompt elsewhere; our schema wants one (it is never scored).
+    foreign_task_json(&task, &format!("verl ground truth ({task_id})"))
+}
+
+/// open-r1's `verification_info` (a dict as JSON text: `language` and `test_cases`) as a task
+/// of our schema (JSON text), converted as `grpo serve` converts it.
+#[pyfunction]
+#[pyo3(signature = (verification_info_json, task_id = "request"))]
+fn task_from_verification_info(verification_info_json: &str, task_id: &str) -> PyResult<String> {
+    let value: serde_json::Value = serde_json::from_str(verification_info_json)
+        .map_err(|e| PyValueError::new_err(format!("verification_info: not JSON: {e}")))?;
+    let task = grpo_tasks::import::foreign::from_verification_info(&value, task_id)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    foreign_task_json(&task, &format!("open-r1 verification_info ({task_id})"))
+}
+
+/// A converted task as JSON text, with `placeholder` as its prompt when it has none (the
+/// other trainers' rows keep the prompt elsewhere; our schema wants one, never scored).
+fn foreign_task_json(task: &grpo_tasks::Task, placeholder: &str) -> PyResult<String> {
+    let mut task = serde_json::to_value(task).map_err(|e| PyValueError::new_err(e.to_string()))?;
     if let Some(prompt) = task.get_mut("prompt")
         && prompt.as_str().is_some_and(str::is_empty)
     {
-        *prompt = serde_json::Value::String(format!("verl ground truth ({task_id})"));
+        *prompt = serde_json::Value::String(placeholder.to_owned());
     }
     Ok(task.to_string())
 }
@@ -516,6 +554,7 @@ fn grpo_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(score, m)?)?;
     m.add_function(wrap_pyfunction!(scorers_built, m)?)?;
     m.add_function(wrap_pyfunction!(task_from_ground_truth, m)?)?;
+    m.add_function(wrap_pyfunction!(task_from_verification_info, m)?)?;
     m.add_function(wrap_pyfunction!(set_threads, m)?)?;
     m.add_function(wrap_pyfunction!(thread_budget, m)?)?;
     Ok(())

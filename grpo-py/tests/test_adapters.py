@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from grpo_rewards.trl import make_task_reward, math_reward, task_reward
+from grpo_rewards.trl import binary_code_reward, code_reward, make_task_reward, math_reward, task_reward
 from grpo_rewards.verl import compute_score
 
 TASK = {"id": "sq", "kind": "math", "prompt": "7 squared?", "answer": "49"}
@@ -37,6 +37,31 @@ def test_trl_task_reward():
     # Format asks for the <think> block as well.
     assert shaped(completions=completions, task=tasks) == [1.5, 0.5, 1.0]
     assert shaped.__name__ == "task_reward"
+
+
+def test_trl_code_rewards_take_open_r1_verification_info():
+    """open-r1's code rewards over its `verification_info` column: the pass rate, and 1.0
+    only when every case passes, with the program run in the sandbox."""
+    info = {
+        "language": "python",
+        "test_cases": [
+            {"type": "stdin_stdout", "input": f"{i}\n", "output": f"{i * i}\n"} for i in range(4)
+        ],
+    }
+    square = "Here it is:\n```python\nn = int(input())\nprint(n * n)\n```"
+    # Right for 0 and 1 only (n * n == n).
+    identity = "```python\nprint(input())\n```"
+    # A program printing the first line of a longer answer fails (no line-by-line zip).
+    short = {"language": "python", "test_cases": [{"input": "", "output": "1\n2\n"}]}
+    first_line = "```python\nprint(1)\n```"
+    completions = [square, identity, first_line, "no code at all"]
+    infos = [info, json.dumps(info), short, info]
+    assert code_reward(prompts=["p"] * 4, completions=completions, verification_info=infos) == [1.0, 0.5, 0.0, 0.0]
+    assert binary_code_reward(completions=completions, verification_info=infos) == [1.0, 0.0, 0.0, 0.0]
+    # A row of a mixed dataset without verification_info is not applicable.
+    assert code_reward(completions=[square], verification_info=[None]) == [None]
+    with pytest.raises(ValueError, match="verification_info"):
+        code_reward(completions=[square])
 
 
 def test_verl_compute_score():

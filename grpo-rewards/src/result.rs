@@ -94,6 +94,10 @@ pub struct TestOutcome {
     pub status: RunStatus,
     /// A short explanation (the assertion, the first differing line, the limit hit).
     pub reason: String,
+    /// The case's score in `[0, 1]` when a checker gave partial points (`None`: 1 when
+    /// passed, else 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points: Option<f64>,
 }
 
 /// Why a completion got its score.

@@ -28,6 +28,12 @@ pub enum SandboxError {
     /// own compile error: that is a failed [`CompileStep`](crate::languages::CompileStep)).
     #[error("{0}")]
     Toolchain(#[from] crate::cc::CcError),
+    /// A request asks for something its language does not offer.
+    #[error("{reason}")]
+    Unsupported {
+        /// What and why.
+        reason: String,
+    },
     /// A code task cannot be run as given.
     #[error("task {task_id}: {reason}")]
     Task {

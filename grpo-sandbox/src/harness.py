@@ -162,6 +162,7 @@ def main(job):
 
     if mode == "script":
         namespace = clean_namespace("__main__")
+        sys.argv = ["main.py"] + list_(job.get("argv", ()))
         exit_code = 0
         try:
             code = compile_(job["program"], "<solution>", "exec")

@@ -8,7 +8,7 @@
 //! so early exits (`sys.exit`, `os._exit`, `raise SystemExit`), crashes and forged reports all
 //! read as "the tests did not finish".
 
-use grpo_tasks::{CallCase, CodeTask, CodeTests};
+use grpo_tasks::CallCase;
 use serde::{Deserialize, Serialize};
 
 use crate::run::RawRun;
@@ -44,6 +44,9 @@ pub(crate) struct Job {
     cases: Vec<(Vec<serde_json::Value>, serde_json::Value)>,
     #[serde(skip_serializing_if = "Option::is_none")]
     float_tolerance: Option<f64>,
+    /// A script's `sys.argv[1:]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) argv: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -76,6 +79,7 @@ impl Job {
             entry_point: None,
             cases: Vec::new(),
             float_tolerance: None,
+            argv: Vec::new(),
         }
     }
 
@@ -88,6 +92,7 @@ impl Job {
             entry_point: entry_point.map(str::to_owned),
             cases: Vec::new(),
             float_tolerance: None,
+            argv: Vec::new(),
         }
     }
 
@@ -108,6 +113,7 @@ impl Job {
                 .map(|c| (c.args.clone(), c.expected.clone()))
                 .collect(),
             float_tolerance,
+            argv: Vec::new(),
         }
     }
 
@@ -133,25 +139,6 @@ impl Job {
         bytes.extend_from_slice(&json);
         bytes.extend_from_slice(stdin);
         bytes
-    }
-}
-
-/// The jobs that test `program` against `task`, with the stdin of each.
-pub(crate) fn jobs_for(task: &CodeTask, program: String) -> Vec<(Job, Vec<u8>)> {
-    match &task.tests {
-        CodeTests::Assert(t) => vec![(
-            Job::assert(program, &t.code, t.entry_point.as_deref()),
-            Vec::new(),
-        )],
-        CodeTests::Call(t) => vec![(
-            Job::call(program, &t.entry_point, &t.cases, t.float_tolerance),
-            Vec::new(),
-        )],
-        CodeTests::Stdio(t) => t
-            .cases
-            .iter()
-            .map(|case| (Job::script(&program), case.stdin.as_bytes().to_vec()))
-            .collect(),
     }
 }
 

@@ -61,6 +61,9 @@ pub struct RunRequest<'a> {
     pub compile: CompileLimits,
     /// Files placed in its directory before the run and read back after it.
     pub files: JobFiles,
+    /// Its command-line arguments after the program's name (`sys.argv[1:]`, `argv[1..]`);
+    /// Python, C and C++ only.
+    pub args: Vec<String>,
 }
 
 impl<'a> RunRequest<'a> {
@@ -73,6 +76,7 @@ impl<'a> RunRequest<'a> {
             limits: Limits::default(),
             compile: CompileLimits::default(),
             files: JobFiles::default(),
+            args: Vec::new(),
         }
     }
 
@@ -97,6 +101,12 @@ impl<'a> RunRequest<'a> {
     /// The same request with `files`.
     pub fn with_files(mut self, files: JobFiles) -> Self {
         self.files = files;
+        self
+    }
+
+    /// The same request with command-line arguments.
+    pub fn with_args(mut self, args: Vec<String>) -> Self {
+        self.args = args;
         self
     }
 }
@@ -174,11 +184,19 @@ impl Sandbox {
             limits,
             compile,
             files,
+            args,
         } = request;
+        if !args.is_empty() && !matches!(language, Language::Python | Language::C | Language::Cpp) {
+            return Err(crate::error::SandboxError::Unsupported {
+                reason: format!("command-line arguments are not supported for {language}"),
+            });
+        }
         let (language, source, stdin) = (*language, *source, *stdin);
         let (compile, run, files) = match language {
             Language::Python => {
-                let (run, fetched) = self.run_with_files(source, stdin, limits, files).await?;
+                let (run, fetched) = self
+                    .run_with_files(source, args, stdin, limits, files)
+                    .await?;
                 (None, Some(run), fetched)
             }
             Language::Javascript => {
@@ -211,7 +229,7 @@ impl Sandbox {
                     CLang::Cpp
                 };
                 return self
-                    .compile_and_run(lang, source, stdin, limits, compile, files)
+                    .compile_and_run(lang, source, args, stdin, limits, compile, files)
                     .await;
             }
         };
@@ -226,6 +244,7 @@ impl Sandbox {
         &self,
         lang: CLang,
         source: &str,
+        args: &[String],
         stdin: &[u8],
         limits: &Limits,
         compile_limits: &CompileLimits,
@@ -281,7 +300,9 @@ impl Sandbox {
                 pre
             }
         };
-        let (run, fetched) = self.run_command_module(&pre, stdin, limits, files).await?;
+        let (run, fetched) = self
+            .run_command_module(&pre, args, stdin, limits, files)
+            .await?;
         Ok(RunOutput {
             compile: Some(step),
             run: Some(run),

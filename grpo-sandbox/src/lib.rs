@@ -9,6 +9,8 @@
 
 mod budget;
 pub mod cc;
+pub mod checker;
+pub mod compare;
 pub mod error;
 pub mod files;
 pub mod harness;
@@ -25,10 +27,11 @@ pub mod ts;
 
 use std::sync::Arc;
 
+pub use compare::first_difference;
 pub use error::SandboxError;
 pub use grpo_rewards::code::{Credit, LimitCaps, Limits};
 pub use languages::{CompileStep, RunOutput, RunRequest};
-pub use reward::{CodeReward, first_difference};
+pub use reward::CodeReward;
 pub use runtime::{Allocator, EngineOptions};
 pub use sandbox::{Sandbox, SandboxOptions};
 

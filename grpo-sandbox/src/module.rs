@@ -68,6 +68,8 @@ pub(crate) enum Entry<'a> {
 pub(crate) struct ModuleGuest<'a> {
     pub pre: &'a InstancePre<P1State>,
     pub entry: Entry<'a>,
+    /// The arguments after `argv[0]`.
+    pub args: &'a [String],
 }
 
 impl Guest for ModuleGuest<'_> {
@@ -79,6 +81,10 @@ impl Guest for ModuleGuest<'_> {
             Entry::Command => "main",
             Entry::QuickJs { .. } => "qjs",
         }
+    }
+
+    fn args(&self) -> &[String] {
+        self.args
     }
 
     fn mounts(&self) -> &'static [&'static str] {
@@ -117,12 +123,13 @@ pub(crate) async fn execute(
     engine: &wasmtime::Engine,
     pre: &InstancePre<P1State>,
     entry: Entry<'_>,
+    args: &[String],
     stdin: &[u8],
     limits: &Limits,
     files: &JobFiles,
     temp_root: &std::path::Path,
 ) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
-    let guest = ModuleGuest { pre, entry };
+    let guest = ModuleGuest { pre, entry, args };
     run::run(engine, &guest, stdin.to_vec(), limits, files, temp_root).await
 }
 

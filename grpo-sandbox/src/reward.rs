@@ -2,17 +2,21 @@
 //! ([`CodeReward`], the [`CodeJudge`] the [`Scorer`](grpo_rewards::Scorer) calls for code
 //! tasks).
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use grpo_rewards::code::limits::{Credit, LimitCaps, Limits};
 use grpo_rewards::error::{Result, RewardError};
 use grpo_rewards::result::{RunResult, RunStatus, TestOutcome, Verdict, VerdictKind};
 use grpo_rewards::reward::Score;
 use grpo_rewards::{CodeJudge, ScoreOptions};
-use grpo_tasks::{CodeTask, CodeTests, Language, StdioCase};
+use grpo_tasks::judging::{Compare, select_tests};
+use grpo_tasks::{CallCase, CodeTask, CodeTests, Language, StdioTests};
 
-use crate::cc::CompileLimits;
-use crate::files::JobFiles;
-use crate::harness::{self, Report};
+use crate::checker::run_checker;
+use crate::compare::first_difference;
+use crate::harness::{Job, Report};
 use crate::languages::{CompileStep, RunRequest};
 use crate::sandbox::Sandbox;
 
@@ -80,88 +84,16 @@ impl CodeReward {
         }
     }
 
-    /// Judges one program per completion, in order (distinct programs run once).
+    /// Judges one program per completion, in order. Each distinct program is judged once
+    /// (a policy that has converged writes the same code again and again) and its score
+    /// shared; programs, and the tests of each program, run concurrently.
     pub async fn judge_programs(
         &self,
         task: &CodeTask,
         completions: &[String],
         options: &ScoreOptions,
     ) -> Result<Vec<Score>> {
-        if task.language != Language::Python {
-            return self.score_stdio_source(task, completions, options).await;
-        }
-        let limits = self.limits_for(task, options.caps);
-        // Each distinct program runs once; `slot[i]` is completion i's program.
-        let mut programs: Vec<&String> = Vec::new();
-        let mut slot = Vec::with_capacity(completions.len());
-        for program in completions {
-            match programs.iter().position(|p| *p == program) {
-                Some(k) => slot.push(k),
-                None => {
-                    slot.push(programs.len());
-                    programs.push(program);
-                }
-            }
-        }
-        let mut handles = Vec::new();
-        for program in programs {
-            let jobs = harness::jobs_for(task, program.clone());
-            let mut runs = Vec::with_capacity(jobs.len());
-            for (job, stdin) in jobs {
-                let sandbox = self.sandbox.clone();
-                let limits = limits.clone();
-                runs.push(self.spawn(async move { sandbox.execute(&job, &stdin, &limits).await })?);
-            }
-            handles.push(runs);
-        }
-        let mut scores = Vec::with_capacity(handles.len());
-        for runs in handles {
-            let mut outcomes = Vec::new();
-            let mut case_index = 0;
-            let mut failure: Option<String> = None;
-            for (job_index, handle) in runs.into_iter().enumerate() {
-                let executed = match handle.await {
-                    Ok(Ok(executed)) => executed,
-                    Ok(Err(e)) => {
-                        failure = Some(e.to_string());
-                        break;
-                    }
-                    Err(e) => {
-                        failure = Some(format!("run task failed: {e}"));
-                        break;
-                    }
-                };
-                let cases = case_outcomes(
-                    task,
-                    job_index,
-                    &executed.0,
-                    executed.1.as_ref(),
-                    case_index,
-                );
-                case_index += cases.len();
-                outcomes.extend(cases);
-            }
-            if let Some(reason) = failure {
-                tracing::error!(task = %task.id, %reason, "sandbox failure");
-                return Err(RewardError::fault(
-                    &task.id,
-                    format!("the sandbox failed: {reason}"),
-                ));
-            }
-            scores.push(judge(outcomes, options.credit));
-        }
-        Ok(slot.into_iter().map(|k| scores[k].clone()).collect())
-    }
-
-    /// Scores completions in a language other than Python: stdio tests only, each case a run
-    /// of the program (compiled once: the compiler and module caches hold it).
-    async fn score_stdio_source(
-        &self,
-        task: &CodeTask,
-        completions: &[String],
-        options: &ScoreOptions,
-    ) -> Result<Vec<Score>> {
-        let CodeTests::Stdio(tests) = &task.tests else {
+        if task.language != Language::Python && !matches!(task.tests, CodeTests::Stdio(_)) {
             return Err(RewardError::fault(
                 &task.id,
                 format!(
@@ -169,106 +101,281 @@ impl CodeReward {
                     task.language
                 ),
             ));
-        };
+        }
         let limits = self.limits_for(task, options.caps);
-        let compile = CompileLimits::default();
-        let mut scores: Vec<(String, Score)> = Vec::new();
-        let mut out = Vec::with_capacity(completions.len());
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(completions.len());
+        let mut programs = Vec::new();
+        let mut slot = Vec::with_capacity(completions.len());
         for program in completions {
-            if let Some((_, score)) = scores.iter().find(|(p, _)| p == program) {
-                out.push(score.clone());
+            let k = *seen.entry(program.as_str()).or_insert_with(|| {
+                programs.push(program.clone());
+                programs.len() - 1
+            });
+            slot.push(k);
+        }
+        // One copy of the task per call, shared by every run.
+        let task = Arc::new(task.clone());
+        let mut handles = Vec::with_capacity(programs.len());
+        for program in programs {
+            let (judge, task, limits) = (self.clone(), Arc::clone(&task), limits.clone());
+            let (credit, seed) = (options.credit, options.test_seed);
+            handles.push(self.spawn(async move {
+                let outcomes = judge.test_program(&task, program, &limits, seed).await?;
+                Ok::<_, RewardError>(judge_outcomes(outcomes, credit))
+            })?);
+        }
+        let mut scores = Vec::with_capacity(handles.len());
+        for handle in handles {
+            scores.push(
+                handle
+                    .await
+                    .map_err(|e| RewardError::fault(&task.id, format!("run task failed: {e}")))??,
+            );
+        }
+        Ok(slot.into_iter().map(|k| scores[k].clone()).collect())
+    }
+
+    /// Runs `program` against the tests of `task` its plan selects; the outcomes carry the
+    /// cases' own indices.
+    async fn test_program(
+        &self,
+        task: &Arc<CodeTask>,
+        program: String,
+        limits: &Limits,
+        seed: Option<u64>,
+    ) -> Result<Vec<TestOutcome>> {
+        let fault = |e: &dyn std::fmt::Display| {
+            tracing::error!(task = %task.id, reason = %e, "sandbox failure");
+            RewardError::fault(&task.id, format!("the sandbox failed: {e}"))
+        };
+        let (job, indices) = match &task.tests {
+            CodeTests::Stdio(tests) => {
+                return self.test_stdio(task, tests, program, limits, seed).await;
+            }
+            CodeTests::Assert(t) => (
+                Job::assert(program, &t.code, t.entry_point.as_deref()),
+                vec![0],
+            ),
+            CodeTests::Call(t) => {
+                let public: Vec<bool> = t.cases.iter().map(|c| c.public).collect();
+                let indices = select_tests(&t.plan, &public, |i| t.cases[i].args.len(), seed);
+                let cases: Vec<CallCase> = indices.iter().map(|&i| t.cases[i].clone()).collect();
+                (
+                    Job::call(program, &t.entry_point, &cases, t.float_tolerance),
+                    indices,
+                )
+            }
+        };
+        let (run, report) = self
+            .sandbox
+            .execute(&job, b"", limits)
+            .await
+            .map_err(|e| fault(&e))?;
+        Ok(case_outcomes(&indices, &run, report.as_ref()))
+    }
+
+    /// Runs the selected stdio cases: all at once, or, under `stop_at_first_failure`, in
+    /// order, as many at a time as the sandbox runs, stopping after the first failure.
+    async fn test_stdio(
+        &self,
+        task: &Arc<CodeTask>,
+        tests: &StdioTests,
+        program: String,
+        limits: &Limits,
+        seed: Option<u64>,
+    ) -> Result<Vec<TestOutcome>> {
+        let public: Vec<bool> = tests.cases.iter().map(|c| c.public).collect();
+        let selected = select_tests(&tests.plan, &public, |i| tests.cases[i].stdin.len(), seed);
+        let wave = if tests.plan.stop_at_first_failure {
+            self.sandbox.concurrency().max(1)
+        } else {
+            selected.len().max(1)
+        };
+        let compare = Arc::new(tests.comparison());
+        let program = Arc::new(program);
+        let mut outcomes = Vec::with_capacity(selected.len());
+        let mut failed_at = None;
+        for chunk in selected.chunks(wave) {
+            if let Some(first) = failed_at {
+                outcomes.extend(chunk.iter().map(|&index| TestOutcome {
+                    index,
+                    passed: false,
+                    status: RunStatus::Ok,
+                    reason: format!("not run: test {first} failed first"),
+                    points: None,
+                }));
                 continue;
             }
-            let mut outcomes = Vec::with_capacity(tests.cases.len());
-            let runs: Vec<_> = tests
-                .cases
-                .iter()
-                .map(|case| {
-                    let sandbox = self.sandbox.clone();
-                    let (limits, compile) = (limits.clone(), compile.clone());
-                    let (program, stdin) = (program.clone(), case.stdin.clone());
-                    let language = task.language;
-                    self.spawn(async move {
-                        let request = RunRequest {
-                            language,
-                            source: &program,
-                            stdin: stdin.as_bytes(),
-                            limits,
-                            compile,
-                            files: JobFiles::default(),
-                        };
-                        sandbox.run_program(&request).await
-                    })
-                })
-                .collect::<Result<_>>()?;
-            for (index, handle) in runs.into_iter().enumerate() {
-                let source_run = match handle.await {
-                    Ok(Ok(run)) => run,
-                    Ok(Err(e)) => {
-                        return Err(RewardError::fault(
-                            &task.id,
-                            format!("the sandbox failed: {e}"),
-                        ));
-                    }
-                    Err(e) => {
-                        return Err(RewardError::fault(
-                            &task.id,
-                            format!("run task failed: {e}"),
-                        ));
-                    }
-                };
-                let run = match (source_run.run, source_run.compile) {
-                    (Some(run), _) => run,
-                    (None, compile) => {
-                        let step = compile.unwrap_or_else(|| CompileStep {
-                            return_code: 1,
-                            stderr: String::new(),
-                            duration_ms: 0.0,
-                            cached: false,
-                            timed_out: false,
-                        });
-                        RunResult {
-                            status: if step.timed_out {
-                                RunStatus::Timeout
-                            } else {
-                                RunStatus::Error
-                            },
-                            exit_code: Some(step.return_code),
-                            stdout: String::new(),
-                            // Verdicts quote stderr's last line: make it say what happened.
-                            stderr: format!(
-                                "{}\ncompile error (the compiler exited {})",
-                                step.stderr.trim_end(),
-                                step.return_code
-                            ),
-                            duration_ms: step.duration_ms,
-                            truncated: false,
-                        }
-                    }
-                };
-                // No harness runs around a program in these languages: the run itself must
-                // end cleanly (`ok`) and its stdout match.
-                let (passed, reason) =
-                    stdio_verdict(&run, &tests.cases[index], tests.float_tolerance);
-                outcomes.push(TestOutcome {
-                    index,
-                    passed,
-                    status: run.status,
-                    reason,
-                });
+            let mut handles = Vec::with_capacity(chunk.len());
+            for &index in chunk {
+                let (judge, task, program) = (self.clone(), Arc::clone(task), Arc::clone(&program));
+                let (limits, compare) = (limits.clone(), Arc::clone(&compare));
+                handles.push(self.spawn(async move {
+                    judge
+                        .test_case(&task, &program, index, &limits, &compare)
+                        .await
+                })?);
             }
-            let score = judge(outcomes, options.credit);
-            scores.push((program.clone(), score.clone()));
-            out.push(score);
+            for handle in handles {
+                let outcome = handle
+                    .await
+                    .map_err(|e| RewardError::fault(&task.id, format!("run task failed: {e}")))??;
+                if !outcome.passed && failed_at.is_none() {
+                    failed_at = Some(outcome.index);
+                }
+                outcomes.push(outcome);
+            }
+            if !tests.plan.stop_at_first_failure {
+                failed_at = None;
+            }
         }
-        Ok(out)
+        Ok(outcomes)
+    }
+
+    /// Runs `program` on stdio case `index` and judges its output (by the task's comparison,
+    /// or its checker).
+    async fn test_case(
+        &self,
+        task: &CodeTask,
+        program: &str,
+        index: usize,
+        limits: &Limits,
+        compare: &Compare,
+    ) -> Result<TestOutcome> {
+        let CodeTests::Stdio(tests) = &task.tests else {
+            return Err(RewardError::fault(&task.id, "not a stdio task"));
+        };
+        let case = &tests.cases[index];
+        let fault = |e: &dyn std::fmt::Display| {
+            tracing::error!(task = %task.id, reason = %e, "sandbox failure");
+            RewardError::fault(&task.id, format!("the sandbox failed: {e}"))
+        };
+        let run = if task.language == Language::Python {
+            // The harness wraps the script: a run without its report did not end cleanly.
+            let (run, report) = self
+                .sandbox
+                .execute(&Job::script(program), case.stdin.as_bytes(), limits)
+                .await
+                .map_err(|e| fault(&e))?;
+            if report.is_none() && run.status == RunStatus::Ok {
+                let reason = unfinished_reason(&run);
+                return Ok(outcome(index, &run, false, reason));
+            }
+            run
+        } else {
+            let request = RunRequest::new(task.language, program)
+                .with_stdin(case.stdin.as_bytes())
+                .with_limits(limits.clone());
+            let ran = self
+                .sandbox
+                .run_program(&request)
+                .await
+                .map_err(|e| fault(&e))?;
+            match (ran.run, ran.compile) {
+                (Some(run), _) => run,
+                (None, step) => compile_failure(step),
+            }
+        };
+        if run.status != RunStatus::Ok {
+            let reason = match run.status {
+                RunStatus::Error => format!(
+                    "the program failed (exit code {:?}): {}",
+                    run.exit_code,
+                    run.stderr.trim_end().lines().last().unwrap_or("")
+                ),
+                _ => unfinished_reason(&run),
+            };
+            return Ok(outcome(index, &run, false, reason));
+        }
+        let Some(checker) = &tests.checker else {
+            return Ok(match first_difference(&run.stdout, &case.stdout, compare) {
+                None => outcome(index, &run, true, String::new()),
+                Some(diff) => outcome(index, &run, false, diff),
+            });
+        };
+        let verdict = run_checker(
+            &self.sandbox,
+            checker,
+            &case.stdin,
+            &run.stdout,
+            &case.stdout,
+        )
+        .await
+        .map_err(|e| fault(&e))?
+        .map_err(|e| {
+            tracing::warn!(task = %task.id, test = index, reason = %e, "checker fault");
+            RewardError::fault(&task.id, format!("test {index}: {e}"))
+        })?;
+        let passed = verdict.points >= 1.0;
+        Ok(TestOutcome {
+            points: (!passed && verdict.points > 0.0).then_some(verdict.points),
+            ..outcome(
+                index,
+                &run,
+                passed,
+                if passed {
+                    String::new()
+                } else {
+                    verdict.message
+                },
+            )
+        })
     }
 }
 
-/// The score of a program from its test outcomes.
-fn judge(outcomes: Vec<TestOutcome>, credit: Credit) -> Score {
+fn outcome(index: usize, run: &RunResult, passed: bool, reason: String) -> TestOutcome {
+    TestOutcome {
+        index,
+        passed,
+        status: run.status,
+        reason,
+        points: None,
+    }
+}
+
+/// A compile that failed, as the run result a verdict quotes.
+fn compile_failure(step: Option<CompileStep>) -> RunResult {
+    let step = step.unwrap_or(CompileStep {
+        return_code: 1,
+        stderr: String::new(),
+        duration_ms: 0.0,
+        cached: false,
+        timed_out: false,
+    });
+    RunResult {
+        status: if step.timed_out {
+            RunStatus::Timeout
+        } else {
+            RunStatus::Error
+        },
+        exit_code: Some(step.return_code),
+        stdout: String::new(),
+        // Verdicts quote stderr's last line: make it say what happened.
+        stderr: format!(
+            "{}\ncompile error (the compiler exited {})",
+            step.stderr.trim_end(),
+            step.return_code
+        ),
+        duration_ms: step.duration_ms,
+        truncated: false,
+    }
+}
+
+/// The score of a program from its test outcomes (a case a checker gave partial points
+/// counts for them under partial credit).
+fn judge_outcomes(outcomes: Vec<TestOutcome>, credit: Credit) -> Score {
     let total = outcomes.len();
     let passed = outcomes.iter().filter(|o| o.passed).count();
+    let points: f64 = outcomes
+        .iter()
+        .map(|o| {
+            if o.passed {
+                1.0
+            } else {
+                o.points.unwrap_or(0.0)
+            }
+        })
+        .sum();
     let (kind, reason) = match outcomes.iter().find(|o| !o.passed) {
         _ if total == 0 => (
             VerdictKind::TestsFailed,
@@ -295,7 +402,7 @@ fn judge(outcomes: Vec<TestOutcome>, credit: Credit) -> Score {
     let value = match credit {
         _ if total == 0 => 0.0,
         Credit::Binary => f64::from(u8::from(passed == total)),
-        Credit::Partial => passed as f64 / total as f64,
+        Credit::Partial => points / total as f64,
     };
     Score {
         value: Some(value),
@@ -307,55 +414,30 @@ fn judge(outcomes: Vec<TestOutcome>, credit: Credit) -> Score {
     }
 }
 
-/// The per-case outcomes of one job's run.
-fn case_outcomes(
-    task: &CodeTask,
-    job_index: usize,
-    run: &RunResult,
-    report: Option<&Report>,
-    first_index: usize,
-) -> Vec<TestOutcome> {
-    let expected_cases = match &task.tests {
-        CodeTests::Assert(_) => 1,
-        CodeTests::Call(t) => t.cases.len(),
-        CodeTests::Stdio(_) => 1,
-    };
+/// The per-case outcomes of one assert or call job's run; `indices` are the task's indices
+/// of the cases the job ran, in order.
+fn case_outcomes(indices: &[usize], run: &RunResult, report: Option<&Report>) -> Vec<TestOutcome> {
     let unfinished = |reason: String| -> Vec<TestOutcome> {
-        (0..expected_cases)
-            .map(|i| TestOutcome {
-                index: first_index + i,
-                passed: false,
-                status: run.status,
-                reason: reason.clone(),
-            })
+        indices
+            .iter()
+            .map(|&index| outcome(index, run, false, reason.clone()))
             .collect()
     };
     let Some(report) = report else {
         return unfinished(unfinished_reason(run));
     };
-    if let CodeTests::Stdio(t) = &task.tests {
-        let Some(case) = t.cases.get(job_index) else {
-            return unfinished("no such case".into());
-        };
-        let (passed, reason) = stdio_verdict(run, case, t.float_tolerance);
-        return vec![TestOutcome {
-            index: first_index,
-            passed,
-            status: run.status,
-            reason,
-        }];
-    }
-    if report.cases.len() != expected_cases {
+    if report.cases.len() != indices.len() {
         return unfinished(format!(
-            "the harness reported {} cases, expected {expected_cases}",
-            report.cases.len()
+            "the harness reported {} cases, expected {}",
+            report.cases.len(),
+            indices.len()
         ));
     }
     report
         .cases
         .iter()
-        .enumerate()
-        .map(|(i, c)| {
+        .zip(indices)
+        .map(|(c, &index)| {
             // A report is only complete when the run itself ended cleanly.
             let passed = c.passed && run.status == RunStatus::Ok;
             let reason = if c.passed && !passed {
@@ -363,12 +445,7 @@ fn case_outcomes(
             } else {
                 c.reason.clone()
             };
-            TestOutcome {
-                index: first_index + i,
-                passed,
-                status: run.status,
-                reason,
-            }
+            outcome(index, run, passed, reason)
         })
         .collect()
 }
@@ -386,90 +463,6 @@ fn unfinished_reason(run: &RunResult) -> String {
     }
 }
 
-/// Judges one stdin/stdout case.
-fn stdio_verdict(run: &RunResult, case: &StdioCase, tolerance: Option<f64>) -> (bool, String) {
-    match run.status {
-        RunStatus::Ok => {}
-        RunStatus::Error => {
-            let last = run
-                .stderr
-                .trim_end()
-                .lines()
-                .last()
-                .unwrap_or("")
-                .to_owned();
-            return (
-                false,
-                format!("the program failed (exit code {:?}): {last}", run.exit_code),
-            );
-        }
-        _ => return (false, unfinished_reason(run)),
-    }
-    match first_difference(&run.stdout, &case.stdout, tolerance) {
-        None => (true, String::new()),
-        Some(diff) => (false, diff),
-    }
-}
-
-/// Compares outputs as whitespace-normalised lines: each line split into whitespace-separated
-/// tokens, trailing empty lines ignored; with a tolerance, tokens that both parse as numbers
-/// match when `|got - want| <= tol * max(1, |want|)`. Returns the first difference.
-pub fn first_difference(got: &str, want: &str, tolerance: Option<f64>) -> Option<String> {
-    fn lines(text: &str) -> Vec<Vec<&str>> {
-        let mut lines: Vec<Vec<&str>> = text
-            .lines()
-            .map(|l| l.split_whitespace().collect())
-            .collect();
-        while lines.last().is_some_and(|l| l.is_empty()) {
-            lines.pop();
-        }
-        lines
-    }
-    let (got_lines, want_lines) = (lines(got), lines(want));
-    for i in 0..got_lines.len().max(want_lines.len()) {
-        let (g, w) = (got_lines.get(i), want_lines.get(i));
-        let same = match (g, w) {
-            (Some(g), Some(w)) => {
-                g.len() == w.len()
-                    && g.iter()
-                        .zip(w.iter())
-                        .all(|(a, b)| tokens_match(a, b, tolerance))
-            }
-            _ => false,
-        };
-        if !same {
-            let show =
-                |l: Option<&Vec<&str>>| l.map_or("<end of output>".to_owned(), |l| l.join(" "));
-            return Some(format!(
-                "line {}: expected {:?}, got {:?}",
-                i + 1,
-                cut(&show(w), 100),
-                cut(&show(g), 100)
-            ));
-        }
-    }
-    None
-}
-
-fn tokens_match(got: &str, want: &str, tolerance: Option<f64>) -> bool {
-    if got == want {
-        return true;
-    }
-    let Some(tol) = tolerance else { return false };
-    match (got.parse::<f64>(), want.parse::<f64>()) {
-        (Ok(g), Ok(w)) if g.is_finite() && w.is_finite() => (g - w).abs() <= tol * w.abs().max(1.0),
-        _ => false,
-    }
-}
-
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
-    }
-}
-
 impl CodeJudge for CodeReward {
     fn judge<'a>(
         &'a self,
@@ -478,43 +471,5 @@ impl CodeJudge for CodeReward {
         options: &'a ScoreOptions,
     ) -> BoxFuture<'a, Result<Vec<Score>>> {
         Box::pin(self.judge_programs(task, programs, options))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stdio_comparison_table() {
-        let cases: &[(&str, &str, Option<f64>, bool)] = &[
-            ("1 2\n", "1 2", None, true),
-            ("1  2 \n\n\n", "1 2\n", None, true),
-            ("  1\t2\r\n", "1 2\n", None, true),
-            ("1 2\n3\n", "1 2\n", None, false),
-            ("", "0\n", None, false),
-            ("\n", "", None, true),
-            ("0.3333333\n", "0.333333333\n", Some(1e-6), true),
-            ("0.3334\n", "0.333333333\n", Some(1e-6), false),
-            ("0.3333333\n", "0.333333333\n", None, false),
-            ("nan\n", "nan\n", Some(1e-6), true), // identical tokens match textually
-            ("inf\n", "1e308\n", Some(1.0), false),
-            ("YES\n", "yes\n", None, false),
-        ];
-        for (got, want, tol, same) in cases {
-            assert_eq!(
-                first_difference(got, want, *tol).is_none(),
-                *same,
-                "{got:?} vs {want:?} tol {tol:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn difference_names_the_line() {
-        let diff = first_difference("a\nb\n", "a\nc\n", None).unwrap();
-        assert_eq!(diff, "line 2: expected \"c\", got \"b\"");
-        let diff = first_difference("a\n", "a\nc\n", None).unwrap();
-        assert!(diff.contains("<end of output>"), "{diff}");
     }
 }

@@ -40,6 +40,10 @@ pub(crate) trait Guest {
     type Instance: Send;
     /// `argv[0]`.
     fn name(&self) -> &str;
+    /// The arguments after `argv[0]`.
+    fn args(&self) -> &[String] {
+        &[]
+    }
     /// Where the run directory is mounted in the guest.
     fn mounts(&self) -> &'static [&'static str];
     /// How a trap is read: the interpreter's crash, or the compiled program's fault.
@@ -83,12 +87,15 @@ pub(crate) async fn run<G: Guest + Sync>(
     })?;
     let stdout = CappedPipe::new(limits.output_bytes);
     let stderr = CappedPipe::new(limits.output_bytes);
+    let mut argv = Vec::with_capacity(1 + guest.args().len());
+    argv.push(guest.name());
+    argv.extend(guest.args().iter().map(String::as_str));
     let mut builder = WasiCtxBuilder::new();
     builder
         .stdin(MemoryInputPipe::new(stdin))
         .stdout(stdout.clone())
         .stderr(stderr.clone())
-        .args(&[guest.name()])
+        .args(&argv)
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)

@@ -234,12 +234,14 @@ impl Sandbox {
     pub(crate) async fn run_with_files(
         &self,
         program: &str,
+        args: &[String],
         stdin: &[u8],
         limits: &Limits,
         files: &JobFiles,
     ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
         check_quota(files, limits)?;
-        let job = Job::script(program);
+        let mut job = Job::script(program);
+        job.argv = args.to_vec();
         let (run, _, fetched) = self.execute_with(&job, stdin, limits, files).await?;
         Ok((run, fetched))
     }
@@ -311,6 +313,7 @@ impl Sandbox {
             &self.inner.engine,
             pre,
             entry,
+            &[],
             stdin,
             limits,
             files,
@@ -324,6 +327,7 @@ impl Sandbox {
     pub(crate) async fn run_command_module(
         &self,
         pre: &wasmtime::InstancePre<P1State>,
+        args: &[String],
         stdin: &[u8],
         limits: &Limits,
         files: &JobFiles,
@@ -336,6 +340,7 @@ impl Sandbox {
             &self.inner.engine,
             pre,
             Entry::Command,
+            args,
             stdin,
             limits,
             files,

@@ -540,6 +540,7 @@ async fn run_code_handler(
         limits,
         compile,
         files,
+        args: Vec::new(),
     };
     let outcome = state.sandbox.run_program(&program).await;
     let response = match outcome {
@@ -607,6 +608,7 @@ impl ServiceState {
             credit: prepared.credit,
             format_weight: Some(prepared.format_weight.unwrap_or(0.0)),
             caps: Some(self.config.caps()),
+            test_seed: None,
         }
     }
 }

@@ -57,6 +57,20 @@ pub enum CompareMode {
     UnorderedTokens,
 }
 
+impl CompareMode {
+    /// The mode's name in a task.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareMode::Lines => "lines",
+            CompareMode::Tokens => "tokens",
+            CompareMode::TrimmedLines => "trimmed_lines",
+            CompareMode::Exact => "exact",
+            CompareMode::UnorderedLines => "unordered_lines",
+            CompareMode::UnorderedTokens => "unordered_tokens",
+        }
+    }
+}
+
 impl Compare {
     /// Whether this is the default comparison (whitespace-normalised lines, exact tokens).
     pub fn is_default(&self) -> bool {
@@ -102,12 +116,23 @@ impl Compare {
                 return Err(format!("{name} must be a finite number >= 0, got {t}"));
             }
         }
-        if self.mode == CompareMode::Exact
-            && (self.abs_tol.is_some() || self.rel_tol.is_some() || self.case_insensitive)
-        {
-            return Err("mode `exact` compares bytes: it takes no tolerance or case rule".into());
+        let tolerant = self.abs_tol.is_some() || self.rel_tol.is_some();
+        match self.mode {
+            CompareMode::Exact if tolerant || self.case_insensitive => {
+                Err("mode `exact` compares bytes: it takes no tolerance or case rule".into())
+            }
+            CompareMode::TrimmedLines
+            | CompareMode::UnorderedLines
+            | CompareMode::UnorderedTokens
+                if tolerant =>
+            {
+                Err(format!(
+                    "mode `{}` takes no numeric tolerance (use `lines` or `tokens`)",
+                    self.mode.name()
+                ))
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -336,6 +361,10 @@ mod tests {
         assert!(serde_json::from_str::<Compare>(r#"{"mode": "tokens", "tol": 1}"#).is_err());
         assert!(serde_json::from_str::<Compare>(r#"{"abs_tol": -1}"#).is_err());
         assert!(serde_json::from_str::<Compare>(r#"{"mode": "exact", "rel_tol": 1e-6}"#).is_err());
+        assert!(
+            serde_json::from_str::<Compare>(r#"{"mode": "unordered_lines", "abs_tol": 1}"#)
+                .is_err()
+        );
     }
 
     #[test]

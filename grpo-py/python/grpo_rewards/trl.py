@@ -14,18 +14,33 @@ content is scored).
   the batch is checked on Rust threads;
 - ``task_reward``: the full grpo-rs reward for a ``task`` column holding our task schema
   (math, countdown, or code run against its tests in the sandbox), weights from the
-  ``accuracy_weight`` / ``format_weight`` keywords of ``make_task_reward``.
+  ``accuracy_weight`` / ``format_weight`` keywords of ``make_task_reward``;
+- ``code_reward`` and ``binary_code_reward``: open-r1's code rewards over its
+  ``verification_info`` column (``{"language", "test_cases": [{"input", "output"}]}``): the
+  fraction of test cases the completion's last fenced program passes, or 1.0 only when it
+  passes them all. The program runs in the sandbox, not in a local process or a remote
+  service. Where open-r1 compares the output lines only as far as the shorter of the two
+  goes, a missing line here fails the test.
 
 Both pickle (``task_reward`` is a ``TaskReward`` object), so they can be shipped to Ray
 workers or other processes.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Optional, Sequence
 
 from . import _native, score
 
-__all__ = ["math_reward", "task_reward", "make_task_reward", "TaskReward", "completion_text"]
+__all__ = [
+    "math_reward",
+    "task_reward",
+    "make_task_reward",
+    "TaskReward",
+    "code_reward",
+    "binary_code_reward",
+    "completion_text",
+]
 
 
 def completion_text(completion: Any) -> str:
@@ -104,3 +119,47 @@ def make_task_reward(accuracy_weight: Optional[float] = None, format_weight: Opt
 
 
 task_reward = make_task_reward()
+
+
+def _verification_task(info: Any, row: int) -> str:
+    if isinstance(info, (bytes, bytearray)):
+        info = info.decode("utf-8", "replace")
+    text = info if isinstance(info, str) else json.dumps(info)
+    return _native.task_from_verification_info(text, f"row-{row}")
+
+
+def _pass_rates(completions: Optional[list], kwargs: dict, func: str) -> list[Optional[float]]:
+    if completions is None:
+        raise ValueError(f"{func}: no completions given")
+    texts = [completion_text(c) for c in completions]
+    infos = _column(kwargs, ("verification_info",), len(texts), func)
+    rates: list[Optional[float]] = []
+    for row, (info, text) in enumerate(zip(infos, texts)):
+        if info is None:
+            rates.append(None)
+            continue
+        (scored,) = score(_verification_task(info, row), [text])
+        tests = scored.tests or []
+        if not tests:
+            rates.append(0.0)
+            continue
+        rates.append(sum(1.0 if t.passed else (t.points or 0.0) for t in tests) / len(tests))
+    return rates
+
+
+def code_reward(
+    prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any
+) -> list[Optional[float]]:
+    """open-r1's ``code_reward``: the fraction of the ``verification_info`` test cases the
+    completion passes (``None`` where a row has no ``verification_info``)."""
+    return _pass_rates(completions, kwargs, "code_reward")
+
+
+def binary_code_reward(
+    prompts: Optional[list] = None, completions: Optional[list] = None, **kwargs: Any
+) -> list[Optional[float]]:
+    """open-r1's ``binary_code_reward``: 1.0 when the completion passes every
+    ``verification_info`` test case, else 0.0."""
+    rates = _pass_rates(completions, kwargs, "binary_code_reward")
+    return [None if r is None else (1.0 if r >= 1.0 else 0.0) for r in rates]
+

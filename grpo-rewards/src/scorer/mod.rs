@@ -180,6 +180,7 @@ impl ScoringConfig {
             credit: self.credit,
             format_weight: None,
             caps: self.caps,
+            test_seed: None,
         }
     }
 }
@@ -193,6 +194,10 @@ pub struct ScoreOptions {
     pub format_weight: Option<f64>,
     /// Caps on what a code task's own limits may ask for.
     pub caps: Option<LimitCaps>,
+    /// Varies the tests a code task's plan samples (`max_tests` with `sample = "random"`)
+    /// from one call to the next (the trainer passes its step); `None` draws the plan's own
+    /// fixed subset.
+    pub test_seed: Option<u64>,
 }
 
 /// The seam to the code sandbox: judges the programs of one code task's group.

@@ -45,7 +45,8 @@ impl Trainer {
             &config,
             |i, completions| {
                 let job = vec![(tasks[i].clone(), completions.to_vec())];
-                let scored = runtime.block_on(score_with_retries(&rewards, &job, retries, timeout));
+                let scored =
+                    runtime.block_on(score_with_retries(&rewards, &job, retries, timeout, None));
                 Ok(match scored.into_iter().next().flatten() {
                     Some(scores) => {
                         formatted += scores

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
-use grpo_rewards::{RewardError, ScoredResult, Scorer};
+use grpo_rewards::{RewardError, ScoreOptions, ScoredResult, Scorer};
 use grpo_tasks::Task;
 use rand::Rng;
 
@@ -86,6 +86,8 @@ impl Trainer {
         let per_piece = count.div_ceil(pieces);
         let retries = self.config.rewards.fault_retries;
         let timeout = self.config.rewards.group_timeout();
+        // A code task that samples its tests draws another subset each step.
+        let test_seed = Some(derive_seed(self.config.seed, 3, self.step, round));
         // One entry per prompt: its G completions and their decoded texts.
         let mut sampled: Vec<(Vec<Completion>, Vec<String>)> = Vec::with_capacity(count);
         let mut scoring = Vec::with_capacity(pieces);
@@ -109,7 +111,7 @@ impl Trainer {
             let rewards = Arc::clone(&self.rewards);
             scoring.push(self.runtime.spawn(async move {
                 let started = Instant::now();
-                let scored = score_with_retries(&rewards, &jobs, retries, timeout).await;
+                let scored = score_with_retries(&rewards, &jobs, retries, timeout, test_seed).await;
                 (scored, started.elapsed().as_secs_f64())
             }));
         }
@@ -190,19 +192,26 @@ fn reference_logprobs(
 
 /// Scores `groups`, scoring a group again (up to `retries` times) while it faults; a group
 /// that faults on every try is `None`: it gets no reward at all. A group whose scoring takes
-/// longer than `timeout` (a reward that hangs) is a fault like any other.
+/// longer than `timeout` (a reward that hangs) is a fault like any other. `test_seed` varies
+/// the tests a code task samples ([`ScoreOptions::test_seed`]).
 pub(super) async fn score_with_retries(
     scorer: &Scorer,
     groups: &[(Task, Vec<String>)],
     retries: usize,
     timeout: Option<Duration>,
+    test_seed: Option<u64>,
 ) -> Vec<Option<Vec<ScoredResult>>> {
+    let options = ScoreOptions {
+        test_seed,
+        ..*scorer.options()
+    };
+    let options = &options;
     let mut out: Vec<Option<Vec<ScoredResult>>> = vec![None; groups.len()];
     let mut pending: Vec<usize> = (0..groups.len()).collect();
     for attempt in 0..=retries {
         let results = join_all(pending.iter().map(|&i| async move {
             let (task, completions) = &groups[i];
-            let scoring = scorer.score_group(task, completions, scorer.options());
+            let scoring = scorer.score_group(task, completions, options);
             match timeout {
                 Some(limit) => tokio::time::timeout(limit, scoring)
                     .await

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use grpo_rewards::{ScoredResult, Scorer};
-use grpo_tasks::{CodeMode, CodeTask, CountdownTask, MathTask, Task};
+use grpo_tasks::{CodeMode, CodeTask, CodeTests, CountdownTask, MathTask, Task};
 use serde_json::json;
 
 use super::*;
@@ -47,7 +47,7 @@ pub(super) fn run(spec: &str, only_split: Option<&str>) -> anyhow::Result<ExitCo
     }
     let scorer = super::super::pack_scorer(&pack.manifest, pack.tasks(), spec)?;
     let mut out = std::io::stdout().lock();
-    let (mut passed, mut failed) = (0usize, 0usize);
+    let (mut passed, mut failed, mut unreferenced) = (0usize, 0usize, 0usize);
     for split in pack.splits() {
         if only_split.is_some_and(|s| s != split.name) {
             continue;
@@ -61,6 +61,7 @@ pub(super) fn run(spec: &str, only_split: Option<&str>) -> anyhow::Result<ExitCo
             .with_context(|| format!("checking task {}", task.id()))?;
             if outcome.passed {
                 passed += 1;
+                unreferenced += usize::from(matches!(task, Task::Code(c) if c.reference.is_none()));
             } else {
                 failed += 1;
                 eprintln!("FAIL {} ({}): {}", task.id(), split.name, outcome.reason);
@@ -73,6 +74,12 @@ pub(super) fn run(spec: &str, only_split: Option<&str>) -> anyhow::Result<ExitCo
         }
     }
     eprintln!("{spec}: {passed} passed, {failed} failed");
+    if unreferenced > 0 {
+        eprintln!(
+            "{spec}: {unreferenced} code tasks carry no reference solution: their tests (and \
+             checkers) were validated, but nothing proved them passable"
+        );
+    }
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -159,10 +166,29 @@ fn check_countdown(scorer: &Scorer, task: &Task, c: &CountdownTask) -> anyhow::R
 /// The reference passes and an empty body fails (one group: both run at once); a sandbox
 /// fault is an error, not a verdict.
 fn check_code(scorer: &Scorer, task: &Task, c: &CodeTask) -> anyhow::Result<Outcome> {
+    // A checker must accept each test's own expected output (a right answer).
+    let checked = match &c.tests {
+        CodeTests::Stdio(tests) if tests.checker.is_some() => {
+            let sandbox = grpo_sandbox::Sandbox::shared().context("starting the sandbox")?;
+            if let Some(problem) =
+                grpo_sandbox::checker::rejects_expected_blocking(&sandbox, tests)?
+            {
+                return Ok(Outcome::fail(problem));
+            }
+            "; the checker accepts every expected output"
+        }
+        _ => "",
+    };
     let Some(reference) = &c.reference else {
-        return Ok(Outcome::fail(
-            "no reference solution to prove the tests passable",
-        ));
+        // Data such as LiveCodeBench and Codeforces ships tests without a solution: what can
+        // be proved is that the tests are well formed (and the checker sound, above).
+        return Ok(match &c.tests {
+            CodeTests::Stdio(_) => Outcome {
+                passed: true,
+                reason: format!("no reference solution to run (the data ships none){checked}"),
+            },
+            _ => Outcome::fail("no reference solution to prove the tests passable"),
+        });
     };
     let empty = match c.mode {
         CodeMode::Prefix => "    pass\n",
@@ -183,9 +209,9 @@ fn check_code(scorer: &Scorer, task: &Task, c: &CodeTask) -> anyhow::Result<Outc
             "an empty `pass` body passes the tests: they check nothing",
         ));
     }
-    Ok(Outcome::pass(
-        "the reference passes every test; an empty body fails",
-    ))
+    Ok(Outcome::pass(format!(
+        "the reference passes every test; an empty body fails{checked}"
+    )))
 }
 
 #[cfg(test)]
