@@ -16,7 +16,7 @@
 //! | `extra_info` | struct `{split, index}` | the split's name and the task's position in it |
 //!
 //! Tasks verl's rows cannot hold are left out and listed: countdown, assert tests, stdio tests
-//! with a checker or a comparison other than the default.
+//! with a checker or a comparison other than the default, call tests with a float tolerance.
 
 use std::path::Path;
 use std::sync::Arc;
