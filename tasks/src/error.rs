@@ -197,6 +197,36 @@ pub enum ImportError {
     /// The importer cannot be configured as asked.
     #[error("{0}")]
     Config(String),
+    /// A Parquet file that cannot be read, or a column whose type has no JSON form.
+    #[error("{file}: {message}")]
+    Parquet {
+        /// The input file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Why a pack could not be exported.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The output file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The Parquet writer failed.
+    #[error("writing {}: {message}", path.display())]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// Why a generator cannot run with the given settings.

@@ -8,7 +8,10 @@
 //!   a long run wastes the run;
 //! - prompt templates ([`Template`]): R1-Zero, compact, plain, and custom with placeholders;
 //! - seeded generators ([`generate`]): `arith`, `countdown` and `code`;
-//! - importers ([`import`]): HumanEval, MBPP, GSM8K, MATH-style and generic JSONL;
+//! - importers ([`import`]): HumanEval, MBPP, GSM8K, MATH-style, generic JSONL, the code-RL
+//!   data sets (TACO, APPS, CodeContests, LiveCodeBench, Codeforces, PrimeIntellect, KodCode,
+//!   EvalPlus) and verl's Parquet rows, JSONL or Parquet; and the export to verl's rows
+//!   ([`import::parquet::write_verl`]);
 //! - exact arithmetic expressions ([`expr`]), the language of countdown answers, with a solver;
 //! - the built-in packs ([`builtin`]): `arith`, `arith-digits`, `countdown`, `python`, `pyfunc`.
 //!
@@ -37,7 +40,9 @@ pub mod task;
 pub mod template;
 pub mod validate;
 
-pub use error::{ExprError, GenerateError, ImportError, PackError, Problem, TemplateError};
+pub use error::{
+    ExportError, ExprError, GenerateError, ImportError, PackError, Problem, TemplateError,
+};
 pub use pack::{Manifest, Pack, RewardWeights, Split};
 pub use task::{
     AssertTests, CallCase, CallTests, CodeMode, CodeTask, CodeTests, CountdownTask, Language,

@@ -298,7 +298,11 @@ fn read_text(path: &Path) -> Result<String, PackError> {
 /// Reads a UTF-8 text file, gunzipping it first when it starts with the gzip magic bytes
 /// (so `.jsonl.gz` data sets load as they are downloaded).
 pub(crate) fn read_maybe_gzip(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
+    decode_maybe_gzip(std::fs::read(path)?)
+}
+
+/// Bytes as UTF-8 text, gunzipped first when they start with gzip's magic.
+pub(crate) fn decode_maybe_gzip(bytes: Vec<u8>) -> std::io::Result<String> {
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(bytes.as_slice()).read_to_end(&mut out)?;

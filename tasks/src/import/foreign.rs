@@ -8,7 +8,9 @@
 //!   string or a number is a math answer;
 //! - open-r1's `verification_info`: `{"language": "python", "test_cases": [{"input",
 //!   "output", "type": "stdin_stdout"}]}` (or `test_cases` as a JSON string of the verl
-//!   object).
+//!   object); PrimeIntellect's `{"type": "function_call", "fn_name", "input": [args...],
+//!   "output": [value]}` cases become call cases, the output unwrapped from its one-element
+//!   list as APPS-derived data wraps it (see [`unwrap_apps_output`]).
 //!
 //! Errors name the field (`` `ground_truth.inputs` is missing ``). Tasks come without a prompt
 //! (the foreign shapes carry none); `id` is the caller's.
@@ -118,6 +120,8 @@ fn code_from_cases(info: &serde_json::Map<String, Value>, id: &str) -> Result<Ta
         Value::Object(object) => code_from_in_outs(&object, id, "verification_info.test_cases"),
         Value::Array(items) => {
             let mut stdio = Vec::with_capacity(items.len());
+            let mut calls = Vec::new();
+            let mut fn_name: Option<String> = None;
             for (i, item) in items.iter().enumerate() {
                 let field = |name: &str| format!("`verification_info.test_cases[{i}].{name}`");
                 let Value::Object(case) = item else {
@@ -125,34 +129,74 @@ fn code_from_cases(info: &serde_json::Map<String, Value>, id: &str) -> Result<Ta
                         "`verification_info.test_cases[{i}]` must be an object"
                     )));
                 };
-                if let Some(t) = case.get("type")
-                    && t.as_str() != Some("stdin_stdout")
-                {
-                    return Err(ForeignError::invalid(format!(
-                        "{} {t} is not supported; only \"stdin_stdout\" is",
-                        field("type")
-                    )));
-                }
+                let function_call = match case.get("type") {
+                    None => false,
+                    Some(t) if t.as_str() == Some("stdin_stdout") => false,
+                    Some(t) if t.as_str() == Some("function_call") => true,
+                    Some(t) => {
+                        return Err(ForeignError::invalid(format!(
+                            "{} {t} is not supported; only \"stdin_stdout\" and \"function_call\" are",
+                            field("type")
+                        )));
+                    }
+                };
                 let input = case.get("input").ok_or_else(|| {
                     ForeignError::invalid(format!("{} is missing", field("input")))
                 })?;
                 let output = case.get("output").ok_or_else(|| {
                     ForeignError::invalid(format!("{} is missing", field("output")))
                 })?;
-                stdio.push(StdioCase {
-                    stdin: text_of(input),
-                    stdout: text_of(output),
-                    ..Default::default()
-                });
+                if function_call {
+                    let name = match case.get("fn_name").or_else(|| info.get("fn_name")) {
+                        Some(Value::String(name)) if is_identifier(name) => name.clone(),
+                        _ => {
+                            return Err(ForeignError::invalid(format!(
+                                "{} must name the function (a Python identifier)",
+                                field("fn_name")
+                            )));
+                        }
+                    };
+                    if fn_name.as_ref().is_some_and(|f| *f != name) {
+                        return Err(ForeignError::invalid(format!(
+                            "{} names another function than the cases before it",
+                            field("fn_name")
+                        )));
+                    }
+                    fn_name = Some(name);
+                    calls.push(CallCase {
+                        args: call_args(input, &field("input"))?,
+                        expected: unwrap_apps_output(expected(output)),
+                        ..Default::default()
+                    });
+                } else {
+                    stdio.push(StdioCase {
+                        stdin: text_of(input),
+                        stdout: text_of(output),
+                        ..Default::default()
+                    });
+                }
             }
-            Ok(code(
-                id,
-                CodeTests::Stdio(StdioTests {
-                    cases: stdio,
-                    float_tolerance: None,
-                    ..Default::default()
-                }),
-            ))
+            match fn_name {
+                Some(_) if !stdio.is_empty() => Err(ForeignError::invalid(
+                    "`verification_info.test_cases` mixes stdin_stdout and function_call cases",
+                )),
+                Some(entry_point) => Ok(code(
+                    id,
+                    CodeTests::Call(CallTests {
+                        entry_point,
+                        cases: calls,
+                        ..Default::default()
+                    }),
+                )),
+                None => Ok(code(
+                    id,
+                    CodeTests::Stdio(StdioTests {
+                        cases: stdio,
+                        float_tolerance: None,
+                        ..Default::default()
+                    }),
+                )),
+            }
         }
         other => Err(ForeignError::invalid(format!(
             "`verification_info.test_cases` must be a list of cases or an object, got {}",
@@ -233,8 +277,20 @@ fn code_from_in_outs(
     Ok(code(id, tests))
 }
 
+/// APPS, TACO and the data sets derived from them write a call's expected value wrapped in a
+/// one-element list (their checker accepts a result equal to the list or to its element). The
+/// element is the value the function returns, so a one-element list is unwrapped; any other
+/// value is kept. A function whose true result is itself a one-element list `[x]` is written
+/// `[[x]]` there and unwraps to `[x]`, as it should.
+pub fn unwrap_apps_output(value: Value) -> Value {
+    match value {
+        Value::Array(mut items) if items.len() == 1 => items.pop().unwrap_or(Value::Null),
+        other => other,
+    }
+}
+
 /// A call's arguments: a list as given, or (verl's convention) one JSON value per line.
-fn call_args(input: &Value, at: &str) -> Result<Vec<Value>, ForeignError> {
+pub(crate) fn call_args(input: &Value, at: &str) -> Result<Vec<Value>, ForeignError> {
     match input {
         Value::Array(args) => Ok(args.clone()),
         Value::String(text) => text
@@ -251,7 +307,7 @@ fn call_args(input: &Value, at: &str) -> Result<Vec<Value>, ForeignError> {
 }
 
 /// An expected return value: JSON text is decoded, other text is the string itself.
-fn expected(output: &Value) -> Value {
+pub(crate) fn expected(output: &Value) -> Value {
     match output {
         Value::String(text) => serde_json::from_str(text.trim()).unwrap_or_else(|_| output.clone()),
         other => other.clone(),
@@ -259,7 +315,7 @@ fn expected(output: &Value) -> Value {
 }
 
 /// Stdin or stdout text: strings as they are, a list of strings as lines, other JSON as text.
-fn text_of(value: &Value) -> String {
+pub(crate) fn text_of(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Array(items) if items.iter().all(Value::is_string) => items
@@ -271,13 +327,13 @@ fn text_of(value: &Value) -> String {
     }
 }
 
-fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
         && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 
-fn kind(value: &Value) -> &'static str {
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -12,11 +12,16 @@
 //!   overlap.
 //! - `generate KIND --n N --seed S -o OUT`: a seeded generated pack (a `.jsonl` file, or a
 //!   directory with `train.jsonl` and, with `--eval-n`, `eval.jsonl`).
-//! - `import FORMAT FILE -o OUT`: HumanEval, MBPP, GSM8K, MATH-style or mapped JSONL.
+//! - `import FORMAT FILE -o OUT`: HumanEval, MBPP, GSM8K, MATH-style, mapped JSONL, the
+//!   code-RL data sets (TACO, APPS, CodeContests, LiveCodeBench, Codeforces, PrimeIntellect,
+//!   KodCode, EvalPlus) or verl's rows; JSONL, JSON or Parquet input. EvalPlus runs each
+//!   reference once in the sandbox for the expected outputs.
+//! - `export --format verl-parquet PACK -o FILE`: the pack as verl's training rows.
 //!
 //! One file per subcommand; the arguments, the dispatch and what they share are here.
 
 mod check;
+mod export;
 mod generate;
 mod import;
 mod stats;
@@ -89,7 +94,7 @@ pub(super) enum TasksCommand {
     Import {
         /// The input format.
         format: ImportFormat,
-        /// The input file (JSONL, JSON array, optionally gzip-compressed).
+        /// The input file (JSONL or a JSON array, optionally gzip-compressed; or Parquet).
         file: PathBuf,
         /// Output: a `.jsonl` file, or a pack directory.
         #[arg(short, long)]
@@ -103,13 +108,31 @@ pub(super) enum TasksCommand {
         /// `jsonl` only: `task_field=input_field` pairs, comma-separated.
         #[arg(long, default_value = "")]
         map: String,
-        /// `jsonl` only: the license of the data.
+        /// The license of the data: for `jsonl`, and for formats whose license is not fixed
+        /// (written where the task has none).
         #[arg(long)]
         license: Option<String>,
         /// `jsonl` only: the source name written to metadata.
         #[arg(long)]
         source: Option<String>,
     },
+    /// Write a pack in another project's format.
+    Export {
+        /// The output format.
+        #[arg(long)]
+        format: ExportFormat,
+        /// The pack: a .jsonl file, a pack directory, or `builtin:NAME`.
+        pack: String,
+        /// The output file.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(super) enum ExportFormat {
+    /// verl's training rows (data_source, prompt, ability, reward_model, extra_info).
+    VerlParquet,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -127,6 +150,16 @@ pub(super) enum ImportFormat {
     Gsm8k,
     Math,
     Jsonl,
+    Taco,
+    Apps,
+    Codecontests,
+    Livecodebench,
+    Codeforces,
+    Primeintellect,
+    Kodcode,
+    Evalplus,
+    /// verl's rows (`data_source`, `prompt`, `reward_model`, `extra_info`).
+    Parquet,
 }
 
 impl Args {
@@ -172,13 +205,25 @@ impl Args {
                     ImportFormat::Math => Format::Math,
                     ImportFormat::Jsonl => {
                         let mut m = FieldMap::parse(&kind, &map)?;
-                        m.license = license;
+                        m.license = license.clone();
                         m.source = source;
                         Format::Jsonl(m)
                     }
+                    ImportFormat::Taco => Format::Taco,
+                    ImportFormat::Apps => Format::Apps,
+                    ImportFormat::Codecontests => Format::CodeContests,
+                    ImportFormat::Livecodebench => Format::LiveCodeBench,
+                    ImportFormat::Codeforces => Format::Codeforces,
+                    ImportFormat::Primeintellect => Format::PrimeIntellect,
+                    ImportFormat::Kodcode => Format::KodCode,
+                    ImportFormat::Evalplus => Format::EvalPlus,
+                    ImportFormat::Parquet => Format::Verl,
                 };
-                import::run(&format, &file, &out, &split)
+                import::run(&format, &file, &out, &split, license.as_deref())
             }
+            TasksCommand::Export { format, pack, out } => match format {
+                ExportFormat::VerlParquet => export::verl_parquet(&pack, &out),
+            },
         }
     }
 }
