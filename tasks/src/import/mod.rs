@@ -33,6 +33,7 @@ mod contests;
 mod evalplus;
 pub mod foreign;
 mod generic;
+mod kodcode;
 mod livecodebench;
 pub mod parquet;
 pub mod pickle;
@@ -251,7 +252,7 @@ pub(crate) fn convert(
             Format::LiveCodeBench => livecodebench::livecodebench(&r)?.into(),
             Format::Codeforces => contests::codeforces(&r)?,
             Format::PrimeIntellect => contests::primeintellect(&r)?.into(),
-            Format::KodCode => contests::kodcode(&r)?.into(),
+            Format::KodCode => kodcode::kodcode(&r)?.into(),
             Format::EvalPlus => evalplus::evalplus(&r)?,
             Format::Verl => contests::verl(&r)?.into(),
         };
