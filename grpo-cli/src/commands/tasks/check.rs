@@ -182,12 +182,15 @@ fn check_code(scorer: &Scorer, task: &Task, c: &CodeTask) -> anyhow::Result<Outc
     let Some(reference) = &c.reference else {
         // Data such as LiveCodeBench and Codeforces ships tests without a solution: what can
         // be proved is that the tests are well formed (and the checker sound, above).
+        let absent = "no reference solution to run (the data ships none)";
         return Ok(match &c.tests {
-            CodeTests::Stdio(_) => Outcome {
-                passed: true,
-                reason: format!("no reference solution to run (the data ships none){checked}"),
+            CodeTests::Stdio(_) | CodeTests::Call(_) => {
+                Outcome::pass(format!("{absent}; the cases are well formed{checked}"))
+            }
+            CodeTests::Assert(tests) => match tests_compile(&tests.code)? {
+                None => Outcome::pass(format!("{absent}; the test code compiles")),
+                Some(error) => Outcome::fail(format!("the test code does not compile: {error}")),
             },
-            _ => Outcome::fail("no reference solution to prove the tests passable"),
         });
     };
     let empty = match c.mode {
@@ -212,6 +215,23 @@ fn check_code(scorer: &Scorer, task: &Task, c: &CodeTask) -> anyhow::Result<Outc
     Ok(Outcome::pass(format!(
         "the reference passes every test; an empty body fails{checked}"
     )))
+}
+
+/// Whether Python test code compiles (in the sandbox's own interpreter): `None`, or the error.
+fn tests_compile(code: &str) -> anyhow::Result<Option<String>> {
+    let sandbox = grpo_sandbox::Sandbox::shared().context("starting the sandbox")?;
+    let program = "import sys\ncompile(sys.stdin.read(), '<tests>', 'exec')\n";
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let run = runtime
+        .block_on(sandbox.run(program, code.as_bytes(), &grpo_sandbox::Limits::default()))
+        .context("compiling the test code in the sandbox")?;
+    Ok(match run.status {
+        grpo_rewards::RunStatus::Ok => None,
+        _ => Some(run.stderr.trim_end().lines().last().unwrap_or("").to_owned()),
+    })
 }
 
 #[cfg(test)]
