@@ -19,7 +19,7 @@ use super::confine::Confinement;
 use super::error::CcError;
 use super::run::{Exit, probe, signal_note};
 use super::shadow;
-use super::toolchain::{BITS_STDCXX_H, Toolchain, ZIG_VERSION, elapsed_ms};
+use super::toolchain::{Toolchain, ZIG_VERSION, elapsed_ms, shipped_headers_hash};
 
 /// The source language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -323,7 +323,7 @@ impl Compiler {
             LINK_FLAGS.join(" ").as_bytes(),
             pch_arg.as_deref().unwrap_or("").as_bytes(),
             ZIG_VERSION.as_bytes(),
-            BITS_STDCXX_H.as_bytes(),
+            shipped_headers_hash().as_bytes(),
             source.as_bytes(),
         ]);
         if let Some(hit) = self.lookup(&key) {
@@ -521,7 +521,7 @@ pub(crate) fn pch_path(toolchain: &Toolchain) -> PathBuf {
     let key = cache::key(&[
         toolchain.include_dir().to_string_lossy().as_bytes(),
         CLang::Cpp.flags().join(" ").as_bytes(),
-        BITS_STDCXX_H.as_bytes(),
+        shipped_headers_hash().as_bytes(),
     ]);
     toolchain
         .pch_dir()
@@ -534,7 +534,7 @@ pub(crate) fn warm_marker(toolchain: &Toolchain) -> PathBuf {
         CLang::C.flags().join(" ").as_bytes(),
         CLang::Cpp.flags().join(" ").as_bytes(),
         LINK_FLAGS.join(" ").as_bytes(),
-        BITS_STDCXX_H.as_bytes(),
+        shipped_headers_hash().as_bytes(),
     ]);
     toolchain
         .root()

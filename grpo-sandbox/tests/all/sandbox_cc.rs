@@ -377,3 +377,62 @@ fn a_program_with_its_own_exit_links_and_calls_it() {
     assert_eq!(std_exit.stdout, "guard 0\n", "{std_exit:?}");
     assert_eq!(std_exit.exit_code, Some(-6), "{std_exit:?}");
 }
+
+/// `<thread>` gives the one thread's `std::this_thread` (sleeping over `nanosleep`, so the
+/// wall-clock limit still stops it), also through `<bits/stdc++.h>`.
+#[test]
+fn this_thread_sleeps_and_the_wall_clock_limit_stops_it() {
+    let program = "#include <thread>\n#include <chrono>\n#include <iostream>\n#include <unordered_set>\n\
+        int main() {\n  auto t0 = std::chrono::steady_clock::now();\n\
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));\n\
+        std::this_thread::sleep_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(20));\n\
+        std::this_thread::yield();\n\
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();\n\
+        std::unordered_set<std::thread::id> ids{std::this_thread::get_id()};\n\
+        std::cout << (ms >= 50) << ' ' << (std::this_thread::get_id() != std::thread::id()) << ' '\n\
+        << std::thread::hardware_concurrency() << ' ' << ids.size() << '\\n';\n}";
+    let r = run(Language::Cpp, program, "");
+    assert_eq!(
+        (r.status, r.stdout.as_str()),
+        (RunStatus::Ok, "1 1 1 1\n"),
+        "{r:?}"
+    );
+    let bits = run(
+        Language::Cpp,
+        "#include <bits/stdc++.h>\nint main() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); puts(\"ok\"); }",
+        "",
+    );
+    assert_eq!(bits.stdout, "ok\n", "{bits:?}");
+    let start = std::time::Instant::now();
+    let r = run(
+        Language::Cpp,
+        "#include <thread>\n#include <chrono>\nint main() { std::this_thread::sleep_for(std::chrono::hours(1)); }",
+        "",
+    );
+    assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// Starting a thread is a compile error that says why (never a hang or a silent no-op).
+#[test]
+fn starting_a_thread_is_a_compile_error_that_says_why() {
+    for program in [
+        "#include <thread>\nint main() { std::thread t([] {}); t.join(); }",
+        "#include <bits/stdc++.h>\nint main() { std::jthread t([] {}); }",
+    ] {
+        let outcome = source(Language::Cpp, program, "");
+        let compile = outcome.compile.unwrap();
+        assert_ne!(compile.return_code, 0, "{program}");
+        assert!(
+            compile.stderr.contains("cannot start a thread here")
+                && compile.stderr.contains("single-threaded"),
+            "{}",
+            compile.stderr
+        );
+        assert!(outcome.run.is_none());
+    }
+}
