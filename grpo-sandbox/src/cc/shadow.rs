@@ -578,23 +578,24 @@ fn scan<'a>(source: &'a str, tokens: &[Token]) -> Structure<'a> {
         }
         match text(token) {
             ";" => {
-                if global(&stack) {
-                    if let Some((name, at)) = definition(source, tokens, &head) {
-                        structure.declared.entry(name).or_insert(at);
-                        structure.ends.push((token.end, name));
-                    }
+                if global(&stack)
+                    && let Some((name, at)) = definition(source, tokens, &head)
+                {
+                    structure.declared.entry(name).or_insert(at);
+                    structure.ends.push((token.end, name));
                 }
                 head.clear();
             }
             "{" => {
                 let scope = classify(source, tokens, &head);
                 let mut function = None;
-                if scope == Scope::Block && global(&stack) {
-                    if let Some((name, at)) = definition(source, tokens, &head) {
-                        structure.defined.entry(name).or_insert(at);
-                        structure.declared.entry(name).or_insert(at);
-                        function = Some(name);
-                    }
+                if scope == Scope::Block
+                    && global(&stack)
+                    && let Some((name, at)) = definition(source, tokens, &head)
+                {
+                    structure.defined.entry(name).or_insert(at);
+                    structure.declared.entry(name).or_insert(at);
+                    function = Some(name);
                 }
                 stack.push((scope, function));
                 head.clear();

@@ -501,8 +501,9 @@ fn compile_speed() {
 fn warm_up_from_a_cold_cache() {
     use grpo_sandbox::cc::Toolchain;
     fn children_cpu_s() -> f64 {
-        // SAFETY: getrusage fills the struct it is given.
+        // SAFETY: rusage is plain data, for which all zeros is a valid value.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage only fills the struct it is given.
         unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
         let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
         s(usage.ru_utime) + s(usage.ru_stime)
