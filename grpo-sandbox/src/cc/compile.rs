@@ -18,7 +18,8 @@ use super::cache::{self, DiskCache, Entry, Key, Lru};
 use super::confine::Confinement;
 use super::error::CcError;
 use super::run::{Exit, probe, signal_note};
-use super::toolchain::{BITS_STDCXX_H, Toolchain, ZIG_VERSION, elapsed_ms};
+use super::shadow;
+use super::toolchain::{Toolchain, ZIG_VERSION, elapsed_ms, shipped_headers_hash};
 
 /// The source language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -307,6 +308,13 @@ impl Compiler {
             });
         }
         let start = Instant::now();
+        // The program's own functions under C library names are renamed (see `shadow`).
+        let shadowed = shadow::rewrite(lang, source);
+        if let Some(shadowed) = &shadowed {
+            tracing::debug!(names = ?shadowed.names, "renamed the program's own C library names");
+        }
+        let renamed = shadowed.is_some();
+        let source = shadowed.as_ref().map_or(source, |s| s.source.as_str());
         let pch = self.pch_for(lang, source);
         let pch_arg = pch.as_ref().map(|p| p.to_string_lossy().into_owned());
         let key = cache::key(&[
@@ -315,7 +323,7 @@ impl Compiler {
             LINK_FLAGS.join(" ").as_bytes(),
             pch_arg.as_deref().unwrap_or("").as_bytes(),
             ZIG_VERSION.as_bytes(),
-            BITS_STDCXX_H.as_bytes(),
+            shipped_headers_hash().as_bytes(),
             source.as_bytes(),
         ]);
         if let Some(hit) = self.lookup(&key) {
@@ -331,8 +339,13 @@ impl Compiler {
                         path: inner.toolchain.zig(),
                         source: std::io::Error::other("compiler shut down"),
                     })?;
-                    self.compile_uncached(lang, source, pch.as_deref(), limits, start, &key)
-                        .await
+                    let job = Job {
+                        lang,
+                        source,
+                        pch: pch.as_deref(),
+                        renamed,
+                    };
+                    self.compile_uncached(job, limits, start, &key).await
                 }
             }
         };
@@ -376,13 +389,17 @@ impl Compiler {
 
     async fn compile_uncached(
         &self,
-        lang: CLang,
-        source: &str,
-        pch: Option<&Path>,
+        job: Job<'_>,
         limits: &CompileLimits,
         start: Instant,
         key: &Key,
     ) -> Result<Compiled, CcError> {
+        let Job {
+            lang,
+            source,
+            pch,
+            renamed,
+        } = job;
         let job = tempfile::Builder::new()
             .prefix("grpo-cc-")
             .tempdir()
@@ -406,7 +423,11 @@ impl Compiler {
         args.extend(LINK_FLAGS.iter().map(|s| (*s).to_owned()));
         let outcome = self.run_zig(&args, job.path(), limits).await?;
         let compile_ms = elapsed_ms(start);
-        let stderr = self.clean_messages(&outcome, job.path());
+        let mut stderr = self.clean_messages(&outcome, job.path());
+        if renamed {
+            // Messages name the program's functions as it wrote them.
+            stderr = stderr.replace(shadow::PREFIX, "");
+        }
         let wasm_path = job.path().join("main.wasm");
         if outcome.exit == Exit::Code(0) {
             let wasm = std::fs::read(&wasm_path).map_err(|e| CcError::io(&wasm_path, e))?;
@@ -479,6 +500,16 @@ impl Compiler {
     }
 }
 
+/// One compile's input.
+struct Job<'a> {
+    lang: CLang,
+    /// The source as compiled (after `shadow::rewrite`).
+    source: &'a str,
+    pch: Option<&'a Path>,
+    /// `shadow::rewrite` renamed some of its functions.
+    renamed: bool,
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
@@ -490,7 +521,7 @@ pub(crate) fn pch_path(toolchain: &Toolchain) -> PathBuf {
     let key = cache::key(&[
         toolchain.include_dir().to_string_lossy().as_bytes(),
         CLang::Cpp.flags().join(" ").as_bytes(),
-        BITS_STDCXX_H.as_bytes(),
+        shipped_headers_hash().as_bytes(),
     ]);
     toolchain
         .pch_dir()
@@ -503,7 +534,7 @@ pub(crate) fn warm_marker(toolchain: &Toolchain) -> PathBuf {
         CLang::C.flags().join(" ").as_bytes(),
         CLang::Cpp.flags().join(" ").as_bytes(),
         LINK_FLAGS.join(" ").as_bytes(),
-        BITS_STDCXX_H.as_bytes(),
+        shipped_headers_hash().as_bytes(),
     ]);
     toolchain
         .root()

@@ -27,6 +27,7 @@ mod compile;
 mod confine;
 mod error;
 mod run;
+mod shadow;
 mod toolchain;
 mod warm;
 

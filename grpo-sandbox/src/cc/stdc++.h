@@ -1,7 +1,8 @@
 // <bits/stdc++.h> for wasm32-wasi (zig 0.17.0's libc++): every standard header that compiles
 // there. Not here: <csetjmp> and <csignal> (wasi-libc needs opt-in emulation for them).
-// <thread>, <mutex>, <future>, <condition_variable>, <shared_mutex>, <execution>,
-// <filesystem> compile but cannot be used (no threads, no filesystem in the guest): left out.
+// <mutex>, <future>, <condition_variable>, <shared_mutex>, <execution>, <filesystem> compile
+// but cannot be used (no threads, no filesystem in the guest): left out. <thread> is our own
+// (std::this_thread for the one thread; starting a thread does not compile).
 #ifndef GRPO_BITS_STDCXX_H
 #define GRPO_BITS_STDCXX_H
 #include <cassert>
@@ -65,6 +66,7 @@
 #include <streambuf>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <system_error>
 #include <tuple>
 #include <type_traits>

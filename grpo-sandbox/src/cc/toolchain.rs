@@ -6,7 +6,7 @@
 //! | path | what |
 //! |---|---|
 //! | `ziglang/zig`, `ziglang/lib/` | the wheel's zig binary and its library sources (read-only to jobs) |
-//! | `include-<hash>/bits/stdc++.h` | our `<bits/stdc++.h>` for wasm32-wasi (written by the compiler) |
+//! | `include-<hash>/bits/stdc++.h`, `include-<hash>/thread` | our `<bits/stdc++.h>` and `<thread>` for wasm32-wasi (written by the compiler) |
 //! | `zig-cache/` | zig's global cache: wasi-libc, libc++ and compiler-rt built on first use |
 //! | `pch/` | the precompiled `<bits/stdc++.h>`, built by the warm-up |
 //! | `warm-<hash>` | marks that the warm-up finished for these flags and this header |
@@ -30,6 +30,30 @@ pub const ZIG_VERSION: &str = "0.17.0";
 
 /// The `<bits/stdc++.h>` shipped to every C++ compile.
 pub(crate) const BITS_STDCXX_H: &str = include_str!("stdc++.h");
+
+/// The `<thread>` shipped to every C++ compile: `std::this_thread` for a single thread.
+pub(crate) const THREAD_H: &str = include_str!("thread.h");
+
+/// The headers shipped to every C++ compile: where they go under
+/// [`Toolchain::include_dir`], and their text.
+pub(crate) const SHIPPED_HEADERS: [(&str, &str); 2] =
+    [("bits/stdc++.h", BITS_STDCXX_H), ("thread", THREAD_H)];
+
+/// The SHA-256 of the shipped headers, hex: what names their directory, and part of every
+/// key that depends on them.
+pub(crate) fn shipped_headers_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| {
+        let mut hasher = Sha256::new();
+        for (path, text) in SHIPPED_HEADERS {
+            hasher.update((path.len() as u64).to_le_bytes());
+            hasher.update(path.as_bytes());
+            hasher.update((text.len() as u64).to_le_bytes());
+            hasher.update(text.as_bytes());
+        }
+        hex(&hasher.finalize())
+    })
+}
 
 /// One pinned wheel of PyPI `ziglang` (from `https://pypi.org/simple/ziglang/`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -313,27 +337,31 @@ impl Toolchain {
         self.root.join("ziglang").join("zig")
     }
 
-    /// The directory holding our `bits/stdc++.h`, named by its hash so that a newer header
-    /// never meets a precompiled older one (written by [`Toolchain::write_header`]).
+    /// The directory holding our `bits/stdc++.h` and `thread`, named by their hash so that a
+    /// newer header never meets a precompiled older one (written by
+    /// [`Toolchain::write_header`]).
     pub fn include_dir(&self) -> PathBuf {
-        let hash = hex(&Sha256::digest(BITS_STDCXX_H.as_bytes()));
-        self.root.join(format!("include-{}", &hash[..16]))
+        self.root
+            .join(format!("include-{}", &shipped_headers_hash()[..16]))
     }
 
-    /// Writes our `bits/stdc++.h` into [`Toolchain::include_dir`] unless it is there
-    /// (atomically: a concurrent writer writes the same bytes).
+    /// Writes our headers into [`Toolchain::include_dir`] unless they are there (atomically:
+    /// a concurrent writer writes the same bytes).
     pub fn write_header(&self) -> Result<(), CcError> {
-        let bits = self.include_dir().join("bits");
-        let header = bits.join("stdc++.h");
-        if header.is_file() {
-            return Ok(());
+        for (path, text) in SHIPPED_HEADERS {
+            let header = self.include_dir().join(path);
+            if header.is_file() {
+                continue;
+            }
+            let dir = header.parent().unwrap_or(&self.root).to_owned();
+            fs::create_dir_all(&dir).map_err(|e| CcError::io(&dir, e))?;
+            let mut file =
+                tempfile::NamedTempFile::new_in(&dir).map_err(|e| CcError::io(&dir, e))?;
+            file.write_all(text.as_bytes())
+                .map_err(|e| CcError::io(file.path(), e))?;
+            file.persist(&header)
+                .map_err(|e| CcError::io(&header, e.error))?;
         }
-        fs::create_dir_all(&bits).map_err(|e| CcError::io(&bits, e))?;
-        let mut file = tempfile::NamedTempFile::new_in(&bits).map_err(|e| CcError::io(&bits, e))?;
-        file.write_all(BITS_STDCXX_H.as_bytes())
-            .map_err(|e| CcError::io(file.path(), e))?;
-        file.persist(&header)
-            .map_err(|e| CcError::io(&header, e.error))?;
         Ok(())
     }
 

@@ -491,3 +491,48 @@ fn compile_speed() {
          with the precompiled header {bits_pch} ms; cache hit {hit_us} us"
     );
 }
+
+/// The warm-up on a cold cache: a fresh toolchain directory (from `GRPO_ZIG_WHEEL` when set,
+/// else downloaded), its report, and the compiler processes' CPU time. A second compiler on
+/// that toolchain then finds it warm and compiles without building anything. Run with
+/// `cargo test -p grpo-sandbox --test all cc::warm_up_from_a_cold_cache -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: downloads or unpacks the toolchain and builds its libraries (a minute or more)"]
+fn warm_up_from_a_cold_cache() {
+    use grpo_sandbox::cc::Toolchain;
+    fn children_cpu_s() -> f64 {
+        // SAFETY: rusage is plain data, for which all zeros is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage only fills the struct it is given.
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+        let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        s(usage.ru_utime) + s(usage.ru_stime)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let report = match std::env::var_os("GRPO_ZIG_WHEEL") {
+        Some(wheel) => Toolchain::install_from_file(dir.path(), wheel.as_ref(), &mut |_| {}),
+        None => Toolchain::install(dir.path(), &mut |_| {}),
+    }
+    .unwrap();
+    let cpu = children_cpu_s();
+    let start = Instant::now();
+    let compiler = Compiler::new(report.toolchain.clone());
+    let warm = rt().block_on(compiler.warm_up()).unwrap();
+    eprintln!(
+        "cold warm-up: {warm:?}; wall {:?}, compiler CPU {:.1} s",
+        start.elapsed(),
+        children_cpu_s() - cpu
+    );
+    let again = Compiler::new(report.toolchain);
+    let start = Instant::now();
+    let compiled = rt()
+        .block_on(again.compile(CLang::Cpp, &fresh(CODEFORCES), &CompileLimits::default()))
+        .unwrap();
+    module(compiled);
+    eprintln!("a new compiler's first compile: {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+}

@@ -234,3 +234,205 @@ fn compile_parallel_caps_the_sandboxs_own_compiler() {
     let cores = std::thread::available_parallelism().unwrap().get();
     assert_eq!(sandbox().compiler().unwrap().max_parallel(), cores);
 }
+
+/// A HumanEval-X C++ solution with its own `int strlen(string)`, and the problem's test.
+fn strlen_solution(body: &str) -> String {
+    format!(
+        "#include<stdio.h>\n#include<string>\nusing namespace std;\nint strlen(string str){{\n    {body}\n}}\n\
+         #undef NDEBUG\n#include<assert.h>\nint main(){{\n    assert (strlen(\"\") == 0);\n\
+         assert (strlen(\"x\") == 1);\n    assert (strlen(\"asdasnakj\") == 9);\n}}\n"
+    )
+}
+
+/// A program's own function under a C library name is the one its calls reach, as with g++
+/// (libc++ declares `::strlen(const char *)` in `<string>`, which would win for `strlen("")`).
+#[test]
+fn a_programs_own_function_under_a_libc_name_is_the_one_called() {
+    let wrong = run(Language::Cpp, &strlen_solution("return 42;"), "");
+    assert_eq!(
+        (wrong.status, wrong.exit_code),
+        (RunStatus::Error, Some(-6)),
+        "{wrong:?}"
+    );
+    assert!(wrong.stderr.contains("Assertion failed"), "{wrong:?}");
+    let right = run(Language::Cpp, &strlen_solution("return str.length();"), "");
+    assert_eq!(
+        (right.status, right.exit_code),
+        (RunStatus::Ok, Some(0)),
+        "{right:?}"
+    );
+    // The C library's strlen, used without a definition of one's own, is untouched.
+    let libc = run(
+        Language::Cpp,
+        "#include <cstring>\n#include <cstdio>\nint main() { char b[8] = \"abcd\"; \
+         std::printf(\"%zu %zu\\n\", strlen(b), std::strlen(\"xy\")); }",
+        "",
+    );
+    assert_eq!(libc.stdout, "4 2\n", "{libc:?}");
+    // As natively: an integer `pow` of one's own beside <cmath>'s. Exact matches reach the
+    // program's, `pow(2, 10)` and `pow(2.0, 0.5)` the library's.
+    let pow = run(
+        Language::Cpp,
+        "#include <iostream>\n#include <cmath>\nusing namespace std;\n\
+         long long pow(long long a, long long b) { long long r = 1; while (b--) r *= a; return r + 1000; }\n\
+         int main() { long long a = 2, b = 10; cout << pow(a, b) << ' ' << pow(2, 10) << ' ' << pow(2.0, 0.5) << endl; }",
+        "",
+    );
+    assert_eq!(pow.stdout, "2024 1024 1.41421\n", "{pow:?}");
+    // Without <cmath>, the program's pow is the only one it meant.
+    let pow = run(
+        Language::Cpp,
+        "#include <iostream>\nint pow(int a, int b) { return a * 100 + b; }\n\
+         int main() { std::cout << pow(2, 3) << ' ' << pow(2.5, 1) << std::endl; }",
+        "",
+    );
+    assert_eq!(pow.stdout, "203 201\n", "{pow:?}");
+    // `abs` and `isdigit` (a macro in C's <ctype.h>), in C++ and in C.
+    let cpp = run(
+        Language::Cpp,
+        "#include <cctype>\n#include <cstdlib>\n#include <iostream>\n\
+         int abs(int x) { return 7; }\nbool isdigit(char c) { return c == 'x'; }\n\
+         int main() { std::cout << abs(-3) << isdigit('x') << isdigit('5') << std::endl; }",
+        "",
+    );
+    assert_eq!(cpp.stdout, "710\n", "{cpp:?}");
+    let c = run(
+        Language::C,
+        "#include <ctype.h>\n#include <stdio.h>\nint isdigit(int c) { return c == 'x'; }\n\
+         int main(void) { printf(\"%d%d\\n\", isdigit('x'), isdigit('5')); return 0; }",
+        "",
+    );
+    assert_eq!(c.stdout, "10\n", "{c:?}");
+    // `max` is no C library name: a program's own max works as before.
+    let max = run(
+        Language::Cpp,
+        "#include <bits/stdc++.h>\nusing namespace std;\nint max(int a, int b, int c) { return a + b + c; }\n\
+         int main() { cout << max(1, 2, 3) << max(4, 5) << endl; }",
+        "",
+    );
+    assert_eq!(max.stdout, "65\n", "{max:?}");
+}
+
+/// Compile errors in a renamed function name it as the program wrote it, on its own line.
+#[test]
+fn compile_errors_name_the_programs_own_function() {
+    let outcome = source(
+        Language::Cpp,
+        "#include <cstring>\n#include <string>\nint strlen(std::string s) { return s.size(); }\n\
+         int main() { return strlen(1, 2, 3); }",
+        "",
+    );
+    let compile = outcome.compile.unwrap();
+    assert_ne!(compile.return_code, 0);
+    assert!(
+        compile.stderr.contains("main.cpp:4:") && compile.stderr.contains("'strlen'"),
+        "{}",
+        compile.stderr
+    );
+    assert!(!compile.stderr.contains("grpo_user_"), "{}", compile.stderr);
+}
+
+/// A program that defines its own `exit` (a guard against exiting early) links, and its
+/// calls reach it, in C++ and in C (wasi-libc is static: the two used to clash at link time).
+#[test]
+fn a_program_with_its_own_exit_links_and_calls_it() {
+    let cpp = run(
+        Language::Cpp,
+        "#include <cstdio>\n#include <cstdlib>\n\
+         void exit(int code) { printf(\"custom exit %d\\n\", code); fflush(stdout); abort(); }\n\
+         int main() { printf(\"main\\n\"); exit(0); }",
+        "",
+    );
+    assert_eq!(cpp.stdout, "main\ncustom exit 0\n", "{cpp:?}");
+    assert_eq!(
+        (cpp.status, cpp.exit_code),
+        (RunStatus::Error, Some(-6)),
+        "{cpp:?}"
+    );
+    let guard = run(
+        Language::Cpp,
+        "#include <iostream>\nusing namespace std;\nvoid exit(int code) { cout << \"blocked \" << code << endl; }\n\
+         int main() { exit(0); cout << \"after\" << endl; return 3; }",
+        "",
+    );
+    assert_eq!(guard.stdout, "blocked 0\nafter\n", "{guard:?}");
+    assert_eq!(guard.exit_code, Some(3), "{guard:?}");
+    let c = run(
+        Language::C,
+        "#include <stdio.h>\n#include <stdlib.h>\n\
+         void exit(int c) { printf(\"mine %d\\n\", c); fflush(stdout); abort(); }\n\
+         int main(void) { exit(2); }",
+        "",
+    );
+    assert_eq!(c.stdout, "mine 2\n", "{c:?}");
+    assert_eq!(c.exit_code, Some(-6), "{c:?}");
+    // `std::exit` is the same function as `::exit`, so it reaches the guard too.
+    let std_exit = run(
+        Language::Cpp,
+        "#include <cstdlib>\n#include <cstdio>\n\
+         void exit(int c) { std::printf(\"guard %d\\n\", c); std::fflush(stdout); std::abort(); }\n\
+         int main() { std::exit(0); }",
+        "",
+    );
+    assert_eq!(std_exit.stdout, "guard 0\n", "{std_exit:?}");
+    assert_eq!(std_exit.exit_code, Some(-6), "{std_exit:?}");
+}
+
+/// `<thread>` gives the one thread's `std::this_thread` (sleeping over `nanosleep`, so the
+/// wall-clock limit still stops it), also through `<bits/stdc++.h>`.
+#[test]
+fn this_thread_sleeps_and_the_wall_clock_limit_stops_it() {
+    let program = "#include <thread>\n#include <chrono>\n#include <iostream>\n#include <unordered_set>\n\
+        int main() {\n  auto t0 = std::chrono::steady_clock::now();\n\
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));\n\
+        std::this_thread::sleep_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(20));\n\
+        std::this_thread::yield();\n\
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();\n\
+        std::unordered_set<std::thread::id> ids{std::this_thread::get_id()};\n\
+        std::cout << (ms >= 50) << ' ' << (std::this_thread::get_id() != std::thread::id()) << ' '\n\
+        << std::thread::hardware_concurrency() << ' ' << ids.size() << '\\n';\n}";
+    let r = run(Language::Cpp, program, "");
+    assert_eq!(
+        (r.status, r.stdout.as_str()),
+        (RunStatus::Ok, "1 1 1 1\n"),
+        "{r:?}"
+    );
+    let bits = run(
+        Language::Cpp,
+        "#include <bits/stdc++.h>\nint main() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); puts(\"ok\"); }",
+        "",
+    );
+    assert_eq!(bits.stdout, "ok\n", "{bits:?}");
+    let start = std::time::Instant::now();
+    let r = run(
+        Language::Cpp,
+        "#include <thread>\n#include <chrono>\nint main() { std::this_thread::sleep_for(std::chrono::hours(1)); }",
+        "",
+    );
+    assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// Starting a thread is a compile error that says why (never a hang or a silent no-op).
+#[test]
+fn starting_a_thread_is_a_compile_error_that_says_why() {
+    for program in [
+        "#include <thread>\nint main() { std::thread t([] {}); t.join(); }",
+        "#include <bits/stdc++.h>\nint main() { std::jthread t([] {}); }",
+    ] {
+        let outcome = source(Language::Cpp, program, "");
+        let compile = outcome.compile.unwrap();
+        assert_ne!(compile.return_code, 0, "{program}");
+        assert!(
+            compile.stderr.contains("cannot start a thread here")
+                && compile.stderr.contains("single-threaded"),
+            "{}",
+            compile.stderr
+        );
+        assert!(outcome.run.is_none());
+    }
+}
