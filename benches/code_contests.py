@@ -211,8 +211,10 @@ def ours(grpo, paths, groups, workdir):
             for g, group in enumerate(groups):
                 if ("codeforces" in pack) != group["checked"]:
                     continue
+                # The importers name a task `<format>/<the row's id>`.
+                task_id = f"{'codeforces' if group['checked'] else 'codecontests'}/{group['id']}"
                 for p, completion in enumerate(completions[group["id"]]):
-                    f.write(json.dumps({"task_id": group["id"], "completion": completion}) + "\n")
+                    f.write(json.dumps({"task_id": task_id, "completion": completion}) + "\n")
                     rows.append((g, p))
                     total += len(group["cases"])
         start = time.perf_counter()

@@ -182,9 +182,9 @@ impl Sandbox {
             source,
             stdin,
             limits,
-            compile,
             files,
             args,
+            ..
         } = request;
         if !args.is_empty() && !matches!(language, Language::Python | Language::C | Language::Cpp) {
             return Err(crate::error::SandboxError::Unsupported {
@@ -228,9 +228,7 @@ impl Sandbox {
                 } else {
                     CLang::Cpp
                 };
-                return self
-                    .compile_and_run(lang, source, args, stdin, limits, compile, files)
-                    .await;
+                return self.compile_and_run(lang, request).await;
             }
         };
         Ok(RunOutput {
@@ -240,16 +238,17 @@ impl Sandbox {
         })
     }
 
-    async fn compile_and_run(
-        &self,
-        lang: CLang,
-        source: &str,
-        args: &[String],
-        stdin: &[u8],
-        limits: &Limits,
-        compile_limits: &CompileLimits,
-        files: &JobFiles,
-    ) -> Result<RunOutput> {
+    /// Compiles `request`'s C or C++ source (`lang`) and runs the module.
+    async fn compile_and_run(&self, lang: CLang, request: &RunRequest<'_>) -> Result<RunOutput> {
+        let RunRequest {
+            source,
+            stdin,
+            limits,
+            compile: compile_limits,
+            files,
+            args,
+            ..
+        } = request;
         let compiler = self.compiler_installing().await?;
         let (wasm, step) = match compiler.compile(lang, source, compile_limits).await? {
             Compiled::Failed {

@@ -118,18 +118,15 @@ impl Guest for ModuleGuest<'_> {
     }
 }
 
-/// Runs one instance of `pre` to the end under `limits`.
+/// Runs one instance of `guest` to the end under `limits`.
 pub(crate) async fn execute(
     engine: &wasmtime::Engine,
-    pre: &InstancePre<P1State>,
-    entry: Entry<'_>,
-    args: &[String],
+    guest: ModuleGuest<'_>,
     stdin: &[u8],
     limits: &Limits,
     files: &JobFiles,
     temp_root: &std::path::Path,
 ) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
-    let guest = ModuleGuest { pre, entry, args };
     run::run(engine, &guest, stdin.to_vec(), limits, files, temp_root).await
 }
 

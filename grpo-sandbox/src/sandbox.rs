@@ -33,7 +33,7 @@ use crate::budget::{Budget, HasBudget, Traps};
 use crate::error::{Result, SandboxError};
 use crate::files::JobFiles;
 use crate::harness::{self, Job};
-use crate::module::{self, Entry, P1State};
+use crate::module::{self, Entry, ModuleGuest, P1State};
 use crate::run::RawRun;
 use crate::run::{self, Exit, Guest};
 use crate::runtime::{self, EngineOptions};
@@ -311,9 +311,11 @@ impl Sandbox {
         let temp_root = self.temp_root();
         let run = module::execute(
             &self.inner.engine,
-            pre,
-            entry,
-            &[],
+            ModuleGuest {
+                pre,
+                entry,
+                args: &[],
+            },
             stdin,
             limits,
             files,
@@ -338,9 +340,11 @@ impl Sandbox {
         let temp_root = self.temp_root();
         let run = module::execute(
             &self.inner.engine,
-            pre,
-            Entry::Command,
-            args,
+            ModuleGuest {
+                pre,
+                entry: Entry::Command,
+                args,
+            },
             stdin,
             limits,
             files,

@@ -230,7 +230,14 @@ fn tests_compile(code: &str) -> anyhow::Result<Option<String>> {
         .context("compiling the test code in the sandbox")?;
     Ok(match run.status {
         grpo_rewards::RunStatus::Ok => None,
-        _ => Some(run.stderr.trim_end().lines().last().unwrap_or("").to_owned()),
+        _ => Some(
+            run.stderr
+                .trim_end()
+                .lines()
+                .last()
+                .unwrap_or("")
+                .to_owned(),
+        ),
     })
 }
 
