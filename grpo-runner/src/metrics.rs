@@ -155,8 +155,13 @@ pub struct SampleRecord {
     pub verdict: String,
     /// The accuracy verdict's reason.
     pub reason: String,
-    /// Its advantage.
+    /// Its advantage (0 for a dropped group's completion).
     pub advantage: f64,
+    /// The group was dropped before the update (dynamic sampling leaves out groups whose
+    /// rewards are all equal): recorded so that a run whose groups are all dropped still
+    /// shows what it sampled and why it learned nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dropped: bool,
 }
 
 /// What a progress display is told.

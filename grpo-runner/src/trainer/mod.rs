@@ -410,6 +410,10 @@ impl Trainer {
         let max_refills = self.config.update.max_refill_rounds as u64;
         let mut tally = StepTally::default();
         let mut used: Vec<Group> = Vec::with_capacity(p);
+        // The groups left out, as many as `samples.jsonl` shows.
+        let samples_per_step = self.config.checkpoint.samples_per_step;
+        let mut dropped: Vec<Group> = Vec::new();
+        let mut dropped_completions = 0usize;
         let mut round = 0u64;
         loop {
             let rollout = self.sample_and_score(p - used.len(), round)?;
@@ -418,6 +422,9 @@ impl Trainer {
                 tally.add_group(&group);
                 if !(filter && group.is_tied()) {
                     used.push(group);
+                } else if dropped_completions < samples_per_step {
+                    dropped_completions += group.texts.len();
+                    dropped.push(group);
                 }
             }
             if !filter || used.len() >= p || round >= max_refills {
@@ -452,8 +459,7 @@ impl Trainer {
             Some(advantages) => advantages.to_vec2::<f64>()?,
             None => Vec::new(),
         };
-        let samples =
-            report::sample_records(step, &used, &rows, self.config.checkpoint.samples_per_step);
+        let samples = report::sample_records(step, &used, &rows, &dropped, samples_per_step);
         let facts = StepFacts {
             step,
             used_groups: used.len(),

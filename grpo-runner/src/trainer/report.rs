@@ -145,34 +145,46 @@ impl StepTally {
 }
 
 /// The first `limit` completions of the groups the update used, each with the shaped reward
-/// and the advantage it trained with (`advantages` holds one row per group).
+/// and the advantage it trained with (`advantages` holds one row per group), then the first
+/// `limit` completions of the groups dynamic sampling dropped, flagged `dropped`.
 pub(super) fn sample_records(
     step: u64,
     used: &[Group],
     advantages: &[Vec<f64>],
+    dropped: &[Group],
     limit: usize,
 ) -> Vec<SampleRecord> {
-    used.iter()
+    let record = |gr: &Group, index: usize, advantage: f64, dropped: bool| {
+        let s = &gr.scores[index];
+        SampleRecord {
+            step,
+            task_id: gr.task.id().to_string(),
+            prompt: gr.prompt.clone(),
+            completion: gr.texts[index].clone(),
+            reward: s.reward,
+            shaped_reward: gr.rewards[index],
+            rewards: s.components.to_map(),
+            verdict: s.verdict.kind.as_str().to_string(),
+            reason: s.verdict.reason.clone(),
+            advantage,
+            dropped,
+        }
+    };
+    let trained = used
+        .iter()
         .zip(advantages)
         .flat_map(|(gr, adv)| {
-            gr.texts
-                .iter()
-                .zip(&gr.scores)
-                .zip(adv)
-                .zip(&gr.rewards)
-                .map(move |(((text, s), a), shaped)| SampleRecord {
-                    step,
-                    task_id: gr.task.id().to_string(),
-                    prompt: gr.prompt.clone(),
-                    completion: text.clone(),
-                    reward: s.reward,
-                    shaped_reward: *shaped,
-                    rewards: s.components.to_map(),
-                    verdict: s.verdict.kind.as_str().to_string(),
-                    reason: s.verdict.reason.clone(),
-                    advantage: *a,
-                })
+            (0..completions(gr).min(adv.len())).map(move |i| record(gr, i, adv[i], false))
         })
-        .take(limit)
-        .collect()
+        .take(limit);
+    let left_out = dropped
+        .iter()
+        .flat_map(|gr| (0..completions(gr)).map(move |i| record(gr, i, 0.0, true)))
+        .take(limit);
+    trained.chain(left_out).collect()
+}
+
+/// How many completions of `gr` have a text, a score and a shaped reward (all of them).
+fn completions(gr: &Group) -> usize {
+    gr.texts.len().min(gr.scores.len()).min(gr.rewards.len())
 }

@@ -43,19 +43,25 @@ fn smoke_run_writes_the_run_directory() {
     assert!(evals.iter().all(|e| e.problems == 200));
     // Each step records its first completions, as many as the groups it trained on hold.
     let samples = std::fs::read_to_string(out.path().join("samples.jsonl")).unwrap();
-    let mut per_step = vec![0usize; steps.len()];
+    // Then, flagged `dropped`, as many of the groups dynamic sampling left out.
+    let mut per_step = vec![(0usize, 0usize); steps.len()];
     for line in samples.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        per_step[v["step"].as_u64().unwrap() as usize - 1] += 1;
+        let counts = &mut per_step[v["step"].as_u64().unwrap() as usize - 1];
+        if v["dropped"] == true {
+            counts.1 += 1;
+        } else {
+            counts.0 += 1;
+        }
     }
-    for (s, n) in steps.iter().zip(per_step) {
+    for (s, (trained_lines, dropped_lines)) in steps.iter().zip(per_step) {
         let trained = s.groups * config.sampling.group_size;
-        assert_eq!(
-            n,
-            trained.min(config.checkpoint.samples_per_step),
-            "step {}",
-            s.step
-        );
+        let limit = config.checkpoint.samples_per_step;
+        assert_eq!(trained_lines, trained.min(limit), "step {}", s.step);
+        assert!(dropped_lines <= limit, "step {}", s.step);
+        if s.zero_variance_group_fraction == 0.0 {
+            assert_eq!(dropped_lines, 0, "step {}", s.step);
+        }
     }
     let (model, _) = grpo_runner::loading::load(
         &out.path().join("final"),
@@ -117,6 +123,56 @@ fn dynamic_sampling_refills_dropped_groups() {
             assert_eq!(record.groups, config.sampling.prompts_per_step);
         }
     }
+}
+
+/// A run whose groups are all dropped (every reward 0, so every group tied) still records
+/// what it sampled, flagged as dropped, instead of an empty `samples.jsonl`.
+#[test]
+fn dropped_groups_are_recorded_as_dropped() {
+    // Answers two new tokens cannot reach, and no format reward: every reward is 0.
+    let pack = tempfile::tempdir().unwrap();
+    let path = pack.path().join("far.jsonl");
+    let tasks: String = (0..8)
+        .map(|i| {
+            format!(
+                "{{\"id\":\"far-{i}\",\"kind\":\"math\",\"prompt\":\"{i}+1=?\",\"answer\":\"987654321{i}\"}}\n"
+            )
+        })
+        .collect();
+    std::fs::write(&path, tasks).unwrap();
+    let sets = [
+        "algorithm.name=dapo".to_owned(),
+        format!("pack.source={:?}", path.display().to_string()),
+        "rewards.accuracy=1.0".to_owned(),
+        "rewards.format=0.0".to_owned(),
+        "sampling.max_new_tokens=2".to_owned(),
+        "warmup.steps=0".to_owned(),
+        "update.max_refill_rounds=1".to_owned(),
+        "pack.train_split=\"far\"".to_owned(),
+        "pack.eval_split=\"far\"".to_owned(),
+    ];
+    let config = TrainConfig::resolve(Preset::Smoke, None, &sets).unwrap();
+    assert!(config.algorithm.shaping.filter_zero_variance_groups);
+    let mut trainer = Trainer::new(config.clone()).unwrap();
+    let (record, samples) = trainer.step().unwrap();
+    assert_eq!(record.groups, 0, "every group is tied at 0 and dropped");
+    assert_eq!(samples.len(), config.checkpoint.samples_per_step);
+    for s in &samples {
+        assert!(s.dropped, "{s:?}");
+        assert_eq!((s.reward, s.advantage), (0.0, 0.0));
+    }
+    let line = serde_json::to_value(&samples[0]).unwrap();
+    assert_eq!(line["dropped"], true);
+    // A trained completion's line has no `dropped` key (the format it always had).
+    let (_, trained) = Trainer::new(TrainConfig::resolve(Preset::Smoke, None, &[]).unwrap())
+        .unwrap()
+        .step()
+        .unwrap();
+    let kept = trained
+        .iter()
+        .find(|s| !s.dropped)
+        .expect("a trained completion");
+    assert!(serde_json::to_value(kept).unwrap().get("dropped").is_none());
 }
 
 /// A sandbox fault is never a reward: after its retries the group is left out of the update
