@@ -395,11 +395,13 @@ fn score(
 #[pyfunction]
 #[pyo3(signature = (ground_truth_json, task_id = "request"))]
 fn task_from_ground_truth(ground_truth_json: &str, task_id: &str) -> PyResult<String> {
-    let value: serde_json::Value = serde_json::from_str(ground_truth_json)
-        .map_err(|e| PyValueError::new_err(format!("ground_truth: not JSON: {e}")))?;
-    let task = grpo_tasks::import::foreign::from_ground_truth(&value, task_id)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    foreign_task_json(&task, &format!("verl ground truth ({task_id})"))
+    foreign_task_json(
+        "ground_truth",
+        ground_truth_json,
+        task_id,
+        grpo_tasks::import::foreign::from_ground_truth,
+        &format!("verl ground truth ({task_id})"),
+    )
 }
 
 /// open-r1's `verification_info` (a dict as JSON text: `language` and `test_cases`) as a task
@@ -407,17 +409,32 @@ fn task_from_ground_truth(ground_truth_json: &str, task_id: &str) -> PyResult<St
 #[pyfunction]
 #[pyo3(signature = (verification_info_json, task_id = "request"))]
 fn task_from_verification_info(verification_info_json: &str, task_id: &str) -> PyResult<String> {
-    let value: serde_json::Value = serde_json::from_str(verification_info_json)
-        .map_err(|e| PyValueError::new_err(format!("verification_info: not JSON: {e}")))?;
-    let task = grpo_tasks::import::foreign::from_verification_info(&value, task_id)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    foreign_task_json(&task, &format!("open-r1 verification_info ({task_id})"))
+    foreign_task_json(
+        "verification_info",
+        verification_info_json,
+        task_id,
+        grpo_tasks::import::foreign::from_verification_info,
+        &format!("open-r1 verification_info ({task_id})"),
+    )
 }
 
-/// A converted task as JSON text, with `placeholder` as its prompt when it has none (the
-/// other trainers' rows keep the prompt elsewhere; our schema wants one, never scored).
-fn foreign_task_json(task: &grpo_tasks::Task, placeholder: &str) -> PyResult<String> {
-    let mut task = serde_json::to_value(task).map_err(|e| PyValueError::new_err(e.to_string()))?;
+/// Another trainer's `field` (JSON text) converted to a task of our schema by `convert`, as
+/// JSON text, with `placeholder` as its prompt when it has none (the other trainers' rows
+/// keep the prompt elsewhere; our schema wants one, never scored).
+fn foreign_task_json(
+    field: &str,
+    json: &str,
+    task_id: &str,
+    convert: fn(
+        &serde_json::Value,
+        &str,
+    ) -> Result<grpo_tasks::Task, grpo_tasks::import::foreign::ForeignError>,
+    placeholder: &str,
+) -> PyResult<String> {
+    let value: serde_json::Value = serde_json::from_str(json)
+        .map_err(|e| PyValueError::new_err(format!("{field}: not JSON: {e}")))?;
+    let task = convert(&value, task_id).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut task = serde_json::to_value(&task).map_err(|e| PyValueError::new_err(e.to_string()))?;
     if let Some(prompt) = task.get_mut("prompt")
         && prompt.as_str().is_some_and(str::is_empty)
     {

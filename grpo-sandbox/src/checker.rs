@@ -14,6 +14,7 @@ use grpo_rewards::result::{RunResult, RunStatus};
 use grpo_tasks::StdioTests;
 use grpo_tasks::judging::{Checker, CheckerProtocol};
 
+use crate::compare::cut;
 use crate::files::{JobFiles, JobPath};
 use crate::languages::RunRequest;
 use crate::sandbox::Sandbox;
@@ -267,14 +268,6 @@ fn testlib_verdict(
 
 fn last_line(text: &str) -> String {
     cut(text.trim_end().lines().last().unwrap_or("").trim(), 200)
-}
-
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
-    }
 }
 
 #[cfg(test)]

@@ -214,7 +214,8 @@ fn tokens_match(got: &str, want: &str, compare: &Compare) -> bool {
     }
 }
 
-fn cut(text: &str, max: usize) -> String {
+/// `text`, cut to `max` characters with an ellipsis.
+pub(crate) fn cut(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         text.to_owned()
     } else {

@@ -26,6 +26,7 @@ mod cache;
 mod compile;
 mod confine;
 mod error;
+mod lex;
 mod run;
 mod shadow;
 mod toolchain;
