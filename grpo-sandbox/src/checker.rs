@@ -9,7 +9,7 @@
 //! its protocol (a crash, a time-out, testlib's `FAIL`, a score out of range) is a
 //! [`CheckerFault`], which the judge turns into a fault of the task, never into a reward.
 
-use grpo_rewards::code::limits::Limits;
+use grpo_rewards::code::limits::{LimitCaps, Limits};
 use grpo_rewards::result::{RunResult, RunStatus};
 use grpo_tasks::StdioTests;
 use grpo_tasks::judging::{Checker, CheckerProtocol};
@@ -38,14 +38,15 @@ pub struct CheckerVerdict {
 #[error("the checker failed: {0}")]
 pub struct CheckerFault(pub String);
 
-/// Runs `checker` on one test: `input` given to the candidate, its `output`, and the expected
-/// `answer`. `Err` of the outer result is a failure of the sandbox itself.
+/// Runs `checker` on one test: the `input` given to the candidate, its `output`, and the
+/// expected `answer`, under the checker's own limits clamped to `caps` (a service's maxima
+/// bind a task's checker as they bind its program). `Err` of the outer result is a failure of
+/// the sandbox itself.
 pub async fn run_checker(
     sandbox: &Sandbox,
     checker: &Checker,
-    input: &str,
-    output: &str,
-    answer: &str,
+    (input, output, answer): (&str, &str, &str),
+    caps: Option<LimitCaps>,
 ) -> crate::error::Result<Result<CheckerVerdict, CheckerFault>> {
     let path = |name: &str| JobPath::parse(name).map_err(CheckerFault);
     let files = match (path("input.txt"), path("output.txt"), path("answer.txt")) {
@@ -60,9 +61,17 @@ pub async fn run_checker(
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Ok(Err(e)),
     };
     let base = Limits::default();
+    let (mut time_limit_ms, mut memory_mb) = (
+        checker.time_limit_ms.unwrap_or(CHECKER_TIME_LIMIT_MS),
+        checker.memory_mb.unwrap_or(CHECKER_MEMORY_MB),
+    );
+    if let Some(caps) = caps {
+        time_limit_ms = time_limit_ms.min(caps.time_limit_ms);
+        memory_mb = memory_mb.min(caps.memory_mb);
+    }
     let limits = Limits {
-        time_limit_ms: checker.time_limit_ms.unwrap_or(CHECKER_TIME_LIMIT_MS),
-        memory_mb: checker.memory_mb.unwrap_or(CHECKER_MEMORY_MB),
+        time_limit_ms,
+        memory_mb,
         // The three files are placed before it runs: they do not count against what the
         // checker itself may write.
         file_quota_bytes: base.file_quota_bytes + files.put_bytes(),
@@ -112,7 +121,13 @@ pub async fn rejects_expected(
     for case in &tests.cases {
         let (sandbox, checker, case) = (sandbox.clone(), checker.clone(), case.clone());
         runs.push(spawn(async move {
-            run_checker(&sandbox, &checker, &case.stdin, &case.stdout, &case.stdout).await
+            run_checker(
+                &sandbox,
+                &checker,
+                (&case.stdin, &case.stdout, &case.stdout),
+                None,
+            )
+            .await
         })?);
     }
     for (index, run) in runs.into_iter().enumerate() {

@@ -118,10 +118,10 @@ impl CodeReward {
         let mut handles = Vec::with_capacity(programs.len());
         for program in programs {
             let (judge, task, limits) = (self.clone(), Arc::clone(&task), limits.clone());
-            let (credit, seed) = (options.credit, options.test_seed);
+            let options = *options;
             handles.push(self.spawn(async move {
-                let outcomes = judge.test_program(&task, program, &limits, seed).await?;
-                Ok::<_, RewardError>(judge_outcomes(outcomes, credit))
+                let outcomes = judge.test_program(&task, program, &limits, options).await?;
+                Ok::<_, RewardError>(judge_outcomes(outcomes, options.credit))
             })?);
         }
         let mut scores = Vec::with_capacity(handles.len());
@@ -142,15 +142,16 @@ impl CodeReward {
         task: &Arc<CodeTask>,
         program: String,
         limits: &Limits,
-        seed: Option<u64>,
+        options: ScoreOptions,
     ) -> Result<Vec<TestOutcome>> {
+        let seed = options.test_seed;
         let fault = |e: &dyn std::fmt::Display| {
             tracing::error!(task = %task.id, reason = %e, "sandbox failure");
             RewardError::fault(&task.id, format!("the sandbox failed: {e}"))
         };
         let (job, indices) = match &task.tests {
             CodeTests::Stdio(tests) => {
-                return self.test_stdio(task, tests, program, limits, seed).await;
+                return self.test_stdio(task, tests, program, limits, options).await;
             }
             CodeTests::Assert(t) => (
                 Job::assert(program, &t.code, t.entry_point.as_deref()),
@@ -182,9 +183,10 @@ impl CodeReward {
         tests: &StdioTests,
         program: String,
         limits: &Limits,
-        seed: Option<u64>,
+        options: ScoreOptions,
     ) -> Result<Vec<TestOutcome>> {
         let public: Vec<bool> = tests.cases.iter().map(|c| c.public).collect();
+        let seed = options.test_seed;
         let selected = select_tests(&tests.plan, &public, |i| tests.cases[i].stdin.len(), seed);
         let wave = if tests.plan.stop_at_first_failure {
             self.sandbox.concurrency().max(1)
@@ -210,9 +212,10 @@ impl CodeReward {
             for &index in chunk {
                 let (judge, task, program) = (self.clone(), Arc::clone(task), Arc::clone(&program));
                 let (limits, compare) = (limits.clone(), Arc::clone(&compare));
+                let caps = options.caps;
                 handles.push(self.spawn(async move {
                     judge
-                        .test_case(&task, &program, index, &limits, &compare)
+                        .test_case(&task, &program, index, &limits, &compare, caps)
                         .await
                 })?);
             }
@@ -241,6 +244,7 @@ impl CodeReward {
         index: usize,
         limits: &Limits,
         compare: &Compare,
+        caps: Option<LimitCaps>,
     ) -> Result<TestOutcome> {
         let CodeTests::Stdio(tests) = &task.tests else {
             return Err(RewardError::fault(&task.id, "not a stdio task"));
@@ -296,9 +300,8 @@ impl CodeReward {
         let verdict = run_checker(
             &self.sandbox,
             checker,
-            &case.stdin,
-            &run.stdout,
-            &case.stdout,
+            (&case.stdin, &run.stdout, &case.stdout),
+            caps,
         )
         .await
         .map_err(|e| fault(&e))?

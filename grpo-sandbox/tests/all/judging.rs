@@ -3,6 +3,7 @@
 //! in C++, hostile checkers and candidates, hidden versus public tests, stopping at the first
 //! failure, sampling, partial points.
 
+use grpo_rewards::code::LimitCaps;
 use grpo_rewards::error::RewardError;
 use grpo_rewards::reward::Score;
 use grpo_rewards::{Credit, ScoreOptions};
@@ -170,6 +171,28 @@ fn hostile_or_broken_checkers_are_faults_never_rewards() {
         let reason = fault_of(source);
         assert!(reason.contains(expect), "{source:?}: {reason}");
         assert!(reason.contains("checker"), "{source:?}: {reason}");
+    }
+}
+
+#[test]
+fn a_services_caps_bind_a_tasks_checker() {
+    // The task asks an hour for its checker; the caller's caps (a service's maxima) allow
+    // 300 ms, so a checker that never answers is stopped at the cap.
+    let t = task(json!({"tests": {"type": "stdio", "cases": sum_cases(),
+        "checker": {"language": "python", "source": "while True: pass", "protocol": "codeforces",
+                    "time_limit_ms": 3_600_000}}}));
+    let options = ScoreOptions {
+        caps: Some(LimitCaps {
+            time_limit_ms: 300,
+            memory_mb: 128,
+        }),
+        ..ScoreOptions::default()
+    };
+    match judge_with(&t, &[SUM_REFERENCE], options) {
+        Err(RewardError::Fault { reason, .. }) => {
+            assert!(reason.contains("out of time"), "{reason}")
+        }
+        other => panic!("expected a fault, got {other:?}"),
     }
 }
 
