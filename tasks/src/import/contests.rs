@@ -66,18 +66,7 @@ pub(super) fn apps(r: &Record<'_>, flavour: AppsFlavour) -> Result<Converted, Im
         return Err(r.error("input_output.inputs", "no test cases"));
     }
     let tests = match io.get("fn_name") {
-        None | Some(Value::Null) => CodeTests::Stdio(StdioTests {
-            cases: inputs
-                .iter()
-                .zip(outputs)
-                .map(|(i, o)| StdioCase {
-                    stdin: text_of(i),
-                    stdout: text_of(o),
-                    public: false,
-                })
-                .collect(),
-            ..StdioTests::default()
-        }),
+        None | Some(Value::Null) => foreign::stdio_from_in_outs(inputs, outputs),
         Some(Value::String(name)) if foreign::is_identifier(name) => {
             let cases: Vec<(Vec<Value>, Value)> = inputs
                 .iter()

@@ -239,19 +239,7 @@ fn code_from_in_outs(
         )));
     }
     let tests = match object.get("fn_name") {
-        None | Some(Value::Null) => CodeTests::Stdio(StdioTests {
-            cases: inputs
-                .iter()
-                .zip(outputs)
-                .map(|(i, o)| StdioCase {
-                    stdin: text_of(i),
-                    stdout: text_of(o),
-                    ..Default::default()
-                })
-                .collect(),
-            float_tolerance: None,
-            ..Default::default()
-        }),
+        None | Some(Value::Null) => stdio_from_in_outs(inputs, outputs),
         Some(Value::String(name)) if is_identifier(name) => {
             let mut cases = Vec::with_capacity(inputs.len());
             for (i, (input, output)) in inputs.iter().zip(outputs).enumerate() {
@@ -275,6 +263,22 @@ fn code_from_in_outs(
         }
     };
     Ok(code(id, tests))
+}
+
+/// Paired `inputs` and `outputs` (strings, or other JSON written as text) as stdio tests.
+pub(crate) fn stdio_from_in_outs(inputs: &[Value], outputs: &[Value]) -> CodeTests {
+    CodeTests::Stdio(StdioTests {
+        cases: inputs
+            .iter()
+            .zip(outputs)
+            .map(|(i, o)| StdioCase {
+                stdin: text_of(i),
+                stdout: text_of(o),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    })
 }
 
 /// APPS, TACO and the data sets derived from them write a call's expected value wrapped in a
