@@ -4,6 +4,8 @@
 //! (JavaScript, C, C++).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
@@ -25,6 +27,9 @@ pub(crate) struct Budget {
     pub workdir: PathBuf,
     pub file_quota: u64,
     pub quota_exceeded: bool,
+    /// An interpreter session's count of the current call (the budget itself is then the
+    /// whole session's).
+    pub meter: Option<Arc<CallMeter>>,
 }
 
 impl Budget {
@@ -45,6 +50,7 @@ impl Budget {
             workdir: workdir.to_path_buf(),
             file_quota: limits.file_quota_bytes,
             quota_exceeded: false,
+            meter: None,
         }
     }
 
@@ -66,7 +72,8 @@ pub(crate) fn arm<T: HasBudget>(store: &mut Store<T>) {
     store.epoch_deadline_callback(|mut ctx| {
         let state = ctx.data_mut().budget();
         state.ticks += 1;
-        if state.ticks > state.budget_ticks {
+        let call_spent = state.meter.as_ref().is_some_and(|m| m.tick());
+        if call_spent || state.ticks > state.budget_ticks {
             state.cpu_exceeded = true;
             return Err(Trap::Interrupt.into());
         }
@@ -76,6 +83,34 @@ pub(crate) fn arm<T: HasBudget>(store: &mut Store<T>) {
         }
         Ok(UpdateDeadline::Yield(1))
     });
+}
+
+/// The CPU ticks of one call of an interpreter session, shared between the host (which
+/// starts each call) and the store's deadline callback (which counts).
+#[derive(Debug, Default)]
+pub(crate) struct CallMeter {
+    ticks: AtomicU64,
+    limit: AtomicU64,
+    total: AtomicU64,
+}
+
+impl CallMeter {
+    /// Starts a call that may run `limit` ticks.
+    pub fn start_call(&self, limit: u64) {
+        self.ticks.store(0, Ordering::SeqCst);
+        self.limit.store(limit, Ordering::SeqCst);
+    }
+
+    /// Counts one tick; whether the call has now spent its ticks.
+    fn tick(&self) -> bool {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        self.ticks.fetch_add(1, Ordering::SeqCst) + 1 > self.limit.load(Ordering::SeqCst)
+    }
+
+    /// Ticks every call of the session has run.
+    pub fn total_ticks(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
 }
 
 pub(crate) fn quota_outcome(

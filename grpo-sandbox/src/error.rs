@@ -34,6 +34,13 @@ pub enum SandboxError {
         /// What and why.
         reason: String,
     },
+    /// An interpreter session is closed: closed by its owner, or its CPU budget or lifetime
+    /// is spent.
+    #[error("the session is closed: {reason}")]
+    SessionClosed {
+        /// Why.
+        reason: String,
+    },
     /// A code task cannot be run as given.
     #[error("task {task_id}: {reason}")]
     Task {

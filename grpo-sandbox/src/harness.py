@@ -185,6 +185,10 @@ def main(job):
         finish({"mode": "script", "exit_code": exit_code}, exit_code)
         return
 
+    if mode == "session":
+        session(job)
+        return
+
     def plain_eq_type(value):
         """Whether `value` (recursively) is plain data, so `==` on it cannot be faked."""
         t = type_(value)
@@ -301,3 +305,98 @@ def main(job):
         return
 
     finish({"mode": mode, "error": "unknown harness mode"}, 2)
+
+
+def session(job):
+    """An interpreter session: one namespace kept across calls, like a notebook kernel.
+
+    Each call arrives on stdin as `<len>\\n{"nonce": ..., "code": ...}`. The code runs in the
+    session's namespace; when its last statement is an expression, the value's repr is
+    printed, as the interactive interpreter does. An exception prints its traceback and ends
+    the call, not the session. At the end of each call the harness writes one line on
+    stderr, in one write, `\\x1egrpo-done <nonce> <json>`, which the host takes out of the
+    stream. Programs see an empty stdin.
+    """
+    import ast
+    import builtins
+    import io
+    import linecache
+    import os
+    import sys
+    import traceback
+
+    write = os.write
+    hard_exit = os._exit
+    dumps = __import__("json").dumps
+    loads = __import__("json").loads
+    base_exception = BaseException
+    system_exit = SystemExit
+    memory_error = MemoryError
+    format_exc = traceback.format_exception
+    isinstance_ = isinstance
+    int_ = int
+    repr_ = repr
+    compile_ = compile
+    exec_ = exec
+    eval_ = eval
+    requests = sys.stdin.buffer
+    real = (sys.stdout, sys.stderr)
+    empty_stdin = io.StringIO
+
+    try:
+        os.chdir("/tmp")
+    except base_exception:
+        pass
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    sys.argv = ["main.py"]
+    calls = 0
+    while True:
+        header = requests.readline(32)
+        if not header:
+            hard_exit(0)
+        request = loads(requests.read(int_(header)))
+        nonce = request["nonce"]
+        code = request["code"]
+        calls += 1
+        name = "<cell " + str(calls) + ">"
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        sys.stdin = empty_stdin("")
+        sys.stdout, sys.stderr = real
+        status = "ok"
+        exit_code = 0
+        try:
+            tree = ast.parse(code, name, "exec")
+            last = None
+            if tree.body and isinstance_(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            exec_(compile_(tree, name, "exec"), namespace)
+            if last is not None:
+                value = eval_(compile_(last, name, "eval"), namespace)
+                if value is not None:
+                    namespace["_"] = value
+                    sys.stdout.write(repr_(value) + "\n")
+        except system_exit as exc:
+            code_ = exc.code
+            exit_code = code_ if isinstance_(code_, int_) else (0 if code_ is None else 1)
+            if exit_code != 0:
+                status = "error"
+                write(2, ("SystemExit: " + repr_(code_) + "\n").encode("utf-8", "replace"))
+        except base_exception as exc:
+            status = "memory" if isinstance_(exc, memory_error) else "error"
+            exit_code = 1
+            try:
+                tb = exc.__traceback__
+                if tb is not None and tb.tb_frame.f_code.co_filename not in (name,):
+                    tb = tb.tb_next
+                text = "".join(format_exc(type(exc), exc, tb))
+                write(2, text.encode("utf-8", "replace"))
+            except base_exception:
+                pass
+        for stream in (sys.stdout, sys.stderr, real[0], real[1]):
+            try:
+                stream.flush()
+            except base_exception:
+                pass
+        sys.stdout, sys.stderr = real
+        report = dumps({"status": status, "exit_code": exit_code})
+        write(2, ("\x1egrpo-done " + nonce + " " + report + "\n").encode("utf-8", "replace"))

@@ -29,6 +29,9 @@ pub(crate) enum Mode {
     Assert,
     /// Run the program, then call `entry_point(*args)` per case and compare.
     Call,
+    /// An interpreter session: calls arrive on stdin one after another, in one namespace
+    /// (see [`crate::session`]).
+    Session,
 }
 
 /// One sandbox job (everything but the nonce and the seed, added per run).
@@ -80,6 +83,14 @@ impl Job {
             cases: Vec::new(),
             float_tolerance: None,
             argv: Vec::new(),
+        }
+    }
+
+    /// An interpreter session's start.
+    pub(crate) fn session() -> Job {
+        Job {
+            mode: Mode::Session,
+            ..Job::script("")
         }
     }
 

@@ -22,6 +22,7 @@ pub mod reward;
 mod run;
 pub mod runtime;
 pub mod sandbox;
+pub mod session;
 mod slot;
 pub mod ts;
 
@@ -34,6 +35,7 @@ pub use languages::{CompileStep, RunOutput, RunRequest};
 pub use reward::CodeReward;
 pub use runtime::{Allocator, EngineOptions};
 pub use sandbox::{Sandbox, SandboxOptions};
+pub use session::{Session, SessionLimits, SessionStats};
 
 /// The scorer of `config` with a code judge on `sandbox` when one is given (the judge takes
 /// the config's default limits): what every command, the trainer, the service and the

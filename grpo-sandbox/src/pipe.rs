@@ -12,12 +12,21 @@ pub(crate) const OUTPUT_LIMIT_MESSAGE: &str = "sandbox output limit reached";
 
 /// An in-memory stdout/stderr that keeps at most `cap` bytes. The write that crosses the cap
 /// is cut to fit, marks the stream truncated, and traps, so a flood ends at once.
+///
+/// An interpreter session's streams ([`CappedPipe::for_session`]) outlive one call: they
+/// drop what passes the cap instead of trapping (the session and its state go on), are
+/// emptied by the host after each call, and hand the harness's end-of-call lines (a write
+/// that starts with [`CALL_DONE_TAG`]) to the host instead of keeping them.
 #[derive(Clone)]
 pub(crate) struct CappedPipe {
     buffer: Arc<Mutex<Vec<u8>>>,
     truncated: Arc<AtomicBool>,
     cap: usize,
+    session: Option<tokio::sync::mpsc::UnboundedSender<Bytes>>,
 }
+
+/// How the session harness's end-of-call line starts.
+pub(crate) const CALL_DONE_TAG: &[u8] = b"\x1egrpo-done ";
 
 impl CappedPipe {
     pub(crate) fn new(cap: usize) -> Self {
@@ -25,7 +34,27 @@ impl CappedPipe {
             buffer: Arc::default(),
             truncated: Arc::default(),
             cap,
+            session: None,
         }
+    }
+
+    /// A session's stream: cut at `cap` per call without trapping; end-of-call lines go to
+    /// `done`.
+    pub(crate) fn for_session(cap: usize, done: tokio::sync::mpsc::UnboundedSender<Bytes>) -> Self {
+        CappedPipe {
+            session: Some(done),
+            ..CappedPipe::new(cap)
+        }
+    }
+
+    /// Takes what the stream holds and whether it was cut, and starts it afresh.
+    pub(crate) fn take(&self) -> (Vec<u8>, bool) {
+        let bytes = self
+            .buffer
+            .lock()
+            .map(|mut b| std::mem::take(&mut *b))
+            .unwrap_or_default();
+        (bytes, self.truncated.swap(false, Ordering::Relaxed))
     }
 
     pub(crate) fn contents(&self) -> Vec<u8> {
@@ -69,6 +98,15 @@ impl StdoutStream for CappedPipe {
 #[wasmtime_wasi::async_trait]
 impl OutputStream for CappedPipe {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        if let Some(done) = &self.session {
+            if bytes.starts_with(CALL_DONE_TAG) {
+                // The host may be gone (the session closed): the line has no reader then.
+                let _ = done.send(bytes);
+            } else {
+                self.append(&bytes);
+            }
+            return Ok(());
+        }
         if self.append(&bytes) < bytes.len() {
             return Err(StreamError::Trap(wasmtime::Error::msg(
                 OUTPUT_LIMIT_MESSAGE,
@@ -86,7 +124,14 @@ impl OutputStream for CappedPipe {
     /// short write: a 100 KB `print` came out as its first 64 KiB, with status `ok`.
     fn check_write(&mut self) -> StreamResult<usize> {
         let used = self.buffer.lock().map_or(self.cap, |b| b.len());
-        Ok(self.cap.saturating_sub(used).saturating_add(1))
+        let room = self.cap.saturating_sub(used).saturating_add(1);
+        // A session's stream never traps: any write is taken (and cut), and the harness's
+        // end-of-call line always fits in one write.
+        Ok(if self.session.is_some() {
+            room.max(1 << 16)
+        } else {
+            room
+        })
     }
 }
 

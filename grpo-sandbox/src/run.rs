@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use grpo_rewards::code::limits::Limits;
 use grpo_rewards::result::{RunResult, RunStatus};
 use wasmtime::{Engine, Store};
+use wasmtime_wasi::cli::StdinStream;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
@@ -87,58 +88,28 @@ pub(crate) async fn run<G: Guest + Sync>(
     })?;
     let stdout = CappedPipe::new(limits.output_bytes);
     let stderr = CappedPipe::new(limits.output_bytes);
-    let mut argv = Vec::with_capacity(1 + guest.args().len());
-    argv.push(guest.name());
-    argv.extend(guest.args().iter().map(String::as_str));
-    let mut builder = WasiCtxBuilder::new();
-    builder
-        .stdin(MemoryInputPipe::new(stdin))
-        .stdout(stdout.clone())
-        .stderr(stderr.clone())
-        .args(&argv)
-        .allow_tcp(false)
-        .allow_udp(false)
-        .allow_ip_name_lookup(false)
-        .insecure_random_seed(rand::random::<u128>());
-    for mount in guest.mounts() {
-        builder
-            .preopened_dir(workdir.path(), mount, FsPerms::ReadWrite)
-            .map_err(|e| SandboxError::Io {
-                path: workdir.path().to_path_buf(),
-                source: std::io::Error::other(e),
-            })?;
-    }
+    let builder = context(
+        guest,
+        workdir.path(),
+        MemoryInputPipe::new(stdin),
+        &stdout,
+        &stderr,
+    )?;
     let state = guest.state(builder, Budget::new(limits, workdir.path()));
     let mut store = Store::new(engine, state);
     budget::arm(&mut store);
 
     let wall = Duration::from_millis(limits.wall_limit_ms());
-    let traps = guest.traps();
     // An instance that cannot start is read without the budget (it never ran); a call that
     // fails is read with it (a limit may be why).
-    let outcome = tokio::time::timeout(wall, async {
-        let instance = guest.instantiate(&mut store).await?;
-        Ok::<_, wasmtime::Error>(guest.call(&mut store, instance).await)
-    })
-    .await;
-    let budget = store.data_mut().budget();
-    let over_quota = budget.over_quota();
+    let outcome = tokio::time::timeout(wall, instantiate_and_call(guest, &mut store)).await;
     let ended = match outcome {
         Err(_elapsed) => (
             RunStatus::Timeout,
             None,
             format!("wall-clock limit of {} ms", wall.as_millis()),
         ),
-        Ok(Err(e)) => budget::classify_error(&e, None, traps),
-        Ok(Ok(called)) => match called {
-            Ok(Exit::Success) if over_quota => budget::quota_outcome(budget.file_quota, Some(0)),
-            Ok(Exit::Success) => (RunStatus::Ok, Some(0), String::new()),
-            Ok(Exit::Failure) => (RunStatus::Error, Some(1), String::new()),
-            Err(e) if over_quota && e.downcast_ref::<I32Exit>().is_none() => {
-                budget::quota_outcome(budget.file_quota, None)
-            }
-            Err(e) => budget::classify_error(&e, Some(budget), traps),
-        },
+        Ok(called) => ended(called, store.data_mut().budget(), guest.traps()),
     };
     Ok(conclude(
         ended,
@@ -149,6 +120,72 @@ pub(crate) async fn run<G: Guest + Sync>(
         files,
         limits,
     ))
+}
+
+/// The WASI context every run starts from: `stdin`, the capped streams, `argv`, no network,
+/// a random seed of its own, an empty environment, and the run directory at the guest's
+/// mounts.
+pub(crate) fn context<G: Guest>(
+    guest: &G,
+    workdir: &Path,
+    stdin: impl StdinStream + 'static,
+    stdout: &CappedPipe,
+    stderr: &CappedPipe,
+) -> Result<WasiCtxBuilder> {
+    let mut argv = Vec::with_capacity(1 + guest.args().len());
+    argv.push(guest.name());
+    argv.extend(guest.args().iter().map(String::as_str));
+    let mut builder = WasiCtxBuilder::new();
+    builder
+        .stdin(stdin)
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .args(&argv)
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
+        .insecure_random_seed(rand::random::<u128>());
+    for mount in guest.mounts() {
+        builder
+            .preopened_dir(workdir, mount, FsPerms::ReadWrite)
+            .map_err(|e| SandboxError::Io {
+                path: workdir.to_path_buf(),
+                source: std::io::Error::other(e),
+            })?;
+    }
+    Ok(builder)
+}
+
+/// Instantiates `guest` in `store` and runs it to the end: the outer error is an instance
+/// that could not start, the inner one a call that failed (an exit, a trap, a limit).
+pub(crate) async fn instantiate_and_call<G: Guest + Sync>(
+    guest: &G,
+    store: &mut Store<G::State>,
+) -> wasmtime::Result<wasmtime::Result<Exit>> {
+    let instance = guest.instantiate(store).await?;
+    Ok(guest.call(store, instance).await)
+}
+
+/// How a run that was not cut by its wall clock ended: status, exit code and the `[sandbox]`
+/// detail.
+pub(crate) fn ended(
+    outcome: wasmtime::Result<wasmtime::Result<Exit>>,
+    budget: &Budget,
+    traps: Traps,
+) -> (RunStatus, Option<i32>, String) {
+    let over_quota = budget.over_quota();
+    match outcome {
+        Err(e) => budget::classify_error(&e, None, traps),
+        Ok(called) => match called {
+            Ok(Exit::Success) if over_quota => budget::quota_outcome(budget.file_quota, Some(0)),
+            Ok(Exit::Success) => (RunStatus::Ok, Some(0), String::new()),
+            Ok(Exit::Failure) => (RunStatus::Error, Some(1), String::new()),
+            Err(e) if over_quota && e.downcast_ref::<I32Exit>().is_none() => {
+                budget::quota_outcome(budget.file_quota, None)
+            }
+            Err(e) => budget::classify_error(&e, Some(budget), traps),
+        },
+    }
 }
 
 /// Turns how a run ended into its raw result: a cut stream is never `ok`, a stopped run gets a

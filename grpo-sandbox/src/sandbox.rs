@@ -34,6 +34,7 @@ use crate::error::{Result, SandboxError};
 use crate::files::JobFiles;
 use crate::harness::{self, Job};
 use crate::module::{self, Entry, ModuleGuest, P1State};
+use crate::pipe::CappedPipe;
 use crate::run::RawRun;
 use crate::run::{self, Exit, Guest};
 use crate::runtime::{self, EngineOptions};
@@ -393,6 +394,71 @@ impl Sandbox {
         crate::slot::on_cpu(self.inner.permits.clone(), work)
             .await
             .map_err(closed)
+    }
+
+    /// Starts the interpreter of a session ([`crate::session`]) as a task of its own: the
+    /// harness's session loop, reading calls from `input`, in `workdir`, under `limits` (the
+    /// session's: its CPU for all calls, memory and file quota) with each call's CPU counted
+    /// by `meter`. The task holds one live slot for the interpreter's life and a CPU slot only
+    /// while it computes; it ends when the guest does (how it ended is its output), and
+    /// aborting it frees the instance.
+    pub(crate) async fn start_interpreter(
+        &self,
+        input: crate::session::SessionInput,
+        streams: (CappedPipe, CappedPipe),
+        meter: Arc<crate::budget::CallMeter>,
+        limits: &Limits,
+        workdir: &Path,
+    ) -> Result<tokio::task::JoinHandle<(RunStatus, Option<i32>, String)>> {
+        limits.validate()?;
+        let compiled = self
+            .inner
+            .compiled_harness
+            .get_or_try_init(|| self.compile_harness())
+            .await?
+            .clone();
+        let live =
+            self.inner
+                .live
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| SandboxError::Engine {
+                    reason: format!("sandbox closed: {e}"),
+                })?;
+        input.push(&Job::session().encode(&harness::nonce(), b"", compiled.as_deref()));
+        self.inner.runs.fetch_add(1, Ordering::Relaxed);
+        let sandbox = self.clone();
+        let (stdout, stderr) = streams;
+        let mut budget = Budget::new(limits, workdir);
+        budget.meter = Some(meter);
+        let workdir = workdir.to_path_buf();
+        Ok(tokio::spawn(async move {
+            let _live = live;
+            let guest = PythonGuest {
+                pre: &sandbox.inner.pre,
+            };
+            let builder = match run::context(&guest, &workdir, input, &stdout, &stderr) {
+                Ok(builder) => builder,
+                Err(e) => return (RunStatus::Crash, None, e.to_string()),
+            };
+            let mut store = Store::new(&sandbox.inner.engine, guest.state(builder, budget));
+            crate::budget::arm(&mut store);
+            let called = crate::slot::on_cpu(
+                sandbox.inner.permits.clone(),
+                run::instantiate_and_call(&guest, &mut store),
+            )
+            .await;
+            match called {
+                Ok(outcome) => run::ended(outcome, store.data_mut().budget(), guest.traps()),
+                Err(e) => (RunStatus::Crash, None, format!("sandbox closed: {e}")),
+            }
+        }))
+    }
+
+    /// Where run and session directories are created.
+    pub(crate) fn temp_dir(&self) -> PathBuf {
+        self.temp_root()
     }
 
     fn temp_root(&self) -> PathBuf {

@@ -16,3 +16,4 @@ mod sandbox_cc;
 mod sandbox_humaneval;
 mod sandbox_js;
 mod sandbox_throughput;
+mod session;

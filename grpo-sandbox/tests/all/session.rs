@@ -1,0 +1,246 @@
+//! Interpreter sessions: state kept across calls, limits per call and per session, and
+//! hostile programs that try to outlive, escape or jam their session.
+
+use std::sync::Arc;
+
+use grpo_rewards::{RunResult, RunStatus};
+use grpo_sandbox::{Limits, SandboxError, Session, SessionLimits};
+
+use crate::common::{rt, sandbox};
+
+fn limits() -> SessionLimits {
+    SessionLimits {
+        call: Limits {
+            time_limit_ms: 1_000,
+            memory_mb: 128,
+            output_bytes: 4 << 10,
+            ..Limits::default()
+        },
+        ..SessionLimits::default()
+    }
+}
+
+fn open(limits: SessionLimits) -> Session {
+    rt().block_on(Session::open(&sandbox(), limits))
+        .expect("session opens")
+}
+
+fn run(session: &Session, code: &str) -> RunResult {
+    rt().block_on(session.run(code)).expect("call runs")
+}
+
+#[test]
+fn globals_functions_and_imports_persist_across_calls() {
+    let s = open(limits());
+    let r = run(
+        &s,
+        "import math\nx = 6 * 7\ndef double(v):\n    return 2 * v\n",
+    );
+    assert_eq!((r.status, r.stdout.as_str()), (RunStatus::Ok, ""), "{r:?}");
+    let r = run(&s, "print(double(x), math.gcd(12, 18))");
+    assert_eq!(r.stdout, "84 6\n");
+    // The last expression is shown, as in the interactive interpreter; None is not.
+    assert_eq!(run(&s, "x + 1").stdout, "43\n");
+    assert_eq!(run(&s, "y = x\nNone").stdout, "");
+    assert_eq!(run(&s, "_ * 2").stdout, "86\n");
+    // Files in /tmp persist too.
+    run(&s, "open('/tmp/n.txt', 'w').write('17')");
+    assert_eq!(run(&s, "print(open('n.txt').read())").stdout, "17\n");
+    let stats = rt().block_on(s.stats());
+    assert_eq!((stats.calls, stats.restarts), (7, 0));
+}
+
+#[test]
+fn an_exception_ends_the_call_not_the_session() {
+    let s = open(limits());
+    run(&s, "total = 10");
+    let r = run(&s, "print('before')\n1 / 0");
+    assert_eq!(r.status, RunStatus::Error);
+    assert_eq!(r.stdout, "before\n");
+    assert!(r.stderr.contains("ZeroDivisionError"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("1 / 0"),
+        "the cell's line is shown: {}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("harness"), "{}", r.stderr);
+    let r = run(&s, "def f(:\n  pass");
+    assert_eq!(r.status, RunStatus::Error);
+    assert!(r.stderr.contains("SyntaxError"), "{}", r.stderr);
+    let r = run(&s, "import sys\nsys.exit(3)");
+    assert_eq!((r.status, r.exit_code), (RunStatus::Error, Some(3)));
+    assert_eq!(run(&s, "total").stdout, "10\n");
+    // Programs see an empty stdin: the calls that follow are not theirs to read.
+    let r = run(&s, "input()");
+    assert!(r.stderr.contains("EOFError"), "{}", r.stderr);
+    let r = run(&s, "import sys\nprint(repr(sys.stdin.read()))");
+    assert_eq!(r.stdout, "''\n");
+    assert_eq!(run(&s, "total + 1").stdout, "11\n");
+}
+
+#[test]
+fn a_call_that_never_returns_is_cut_and_the_next_call_starts_fresh() {
+    let s = open(limits());
+    run(&s, "kept = 1");
+    let r = run(&s, "while True:\n    pass");
+    assert_eq!(r.status, RunStatus::Timeout);
+    assert!(r.stderr.contains("earlier state is lost"), "{}", r.stderr);
+    let r = run(&s, "print('kept' in globals())");
+    assert_eq!((r.status, r.stdout.as_str()), (RunStatus::Ok, "False\n"));
+    // Sleeping past the wall clock: cut on the wall clock, without holding a worker.
+    let r = run(&s, "import time\ntime.sleep(30)");
+    assert_eq!(r.status, RunStatus::Timeout);
+    assert!(r.duration_ms < 10_000.0, "{r:?}");
+    assert_eq!(run(&s, "2 + 2").stdout, "4\n");
+    let stats = rt().block_on(s.stats());
+    assert_eq!((stats.calls, stats.restarts), (5, 2));
+}
+
+#[test]
+fn output_floods_are_cut_per_call_and_the_session_goes_on() {
+    let s = open(limits());
+    run(&s, "n = 5");
+    let r = run(&s, "print('x' * 100_000)");
+    assert_eq!(r.status, RunStatus::OutputLimit);
+    assert!(r.truncated);
+    assert!(r.stdout.len() <= 4 << 10, "{}", r.stdout.len());
+    let r = run(&s, "for i in range(10**6):\n    print(i)");
+    assert!(
+        matches!(r.status, RunStatus::OutputLimit | RunStatus::Timeout),
+        "{r:?}"
+    );
+    assert!(r.stdout.len() <= 4 << 10);
+    // The next call's output is its own, not the flood's remainder.
+    let r = run(&s, "print('clean')");
+    assert_eq!((r.status, r.stdout.as_str()), (RunStatus::Ok, "clean\n"));
+}
+
+#[test]
+fn memory_is_capped_for_the_whole_session() {
+    let s = open(limits());
+    // Growth across calls: each call keeps 24 MiB more alive; the cap (128 MiB) stops it.
+    let mut statuses = Vec::new();
+    run(&s, "keep = []");
+    for _ in 0..8 {
+        let r = run(&s, "keep.append(bytearray(24 << 20))\nlen(keep)");
+        statuses.push(r.status);
+        if r.status != RunStatus::Ok {
+            break;
+        }
+    }
+    assert_eq!(
+        statuses.last(),
+        Some(&RunStatus::MemoryLimit),
+        "{statuses:?}"
+    );
+    // Freeing the list lets the session compute again.
+    let r = run(
+        &s,
+        "keep.clear()\nimport gc\ngc.collect()\nlen(bytearray(16 << 20))",
+    );
+    assert_eq!(
+        (r.status, r.stdout.as_str()),
+        (RunStatus::Ok, "16777216\n"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn nothing_leaks_between_sessions() {
+    let a = open(limits());
+    let b = open(limits());
+    run(
+        &a,
+        "secret = 'a'\nopen('/tmp/a.txt', 'w').write('a')\nimport builtins\nbuiltins.leak = 1",
+    );
+    let r = run(
+        &b,
+        "print('secret' in globals())\nimport os, builtins\nprint(os.listdir('/tmp'), hasattr(builtins, 'leak'))",
+    );
+    assert_eq!(r.stdout, "False\n[] False\n", "{r:?}");
+    // No host files, no network.
+    let r = run(&b, "import os\nprint(os.path.exists('/etc/passwd'))");
+    assert_eq!(r.stdout, "False\n");
+    let r = run(
+        &b,
+        "import socket\nsocket.create_connection(('127.0.0.1', 22), timeout=1)",
+    );
+    assert_eq!(r.status, RunStatus::Error, "{r:?}");
+}
+
+#[test]
+fn exiting_or_forging_the_end_of_a_call_stays_inside_the_session() {
+    let s = open(limits());
+    run(&s, "v = 1");
+    // A hard exit loses the interpreter; the next call has a fresh one.
+    let r = run(&s, "import os\nos._exit(0)");
+    assert!(r.stderr.contains("earlier state is lost"), "{r:?}");
+    assert_eq!(run(&s, "print('v' in globals())").stdout, "False\n");
+    // A forged end-of-call line without the call's nonce is dropped, and the call goes on.
+    let r = run(
+        &s,
+        "import os\nos.write(2, b'\\x1egrpo-done 0000 {\"status\": \"ok\"}\\n')\nprint('after')",
+    );
+    assert_eq!(
+        (r.status, r.stdout.as_str()),
+        (RunStatus::Ok, "after\n"),
+        "{r:?}"
+    );
+    // Replacing sys.stdout in one call does not swallow the next call's output.
+    run(&s, "import sys, io\nsys.stdout = io.StringIO()");
+    assert_eq!(run(&s, "print('seen')").stdout, "seen\n");
+}
+
+#[test]
+fn a_spent_cpu_budget_or_lifetime_closes_the_session() {
+    let s = open(SessionLimits {
+        session_cpu_ms: 1_500,
+        ..limits()
+    });
+    let spin =
+        "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.8:\n    pass";
+    // 800 ms twice: the second call runs out of what the session has left.
+    assert_eq!(run(&s, spin).status, RunStatus::Ok);
+    assert_eq!(run(&s, spin).status, RunStatus::Timeout);
+    let closed = rt().block_on(s.run("1"));
+    assert!(
+        matches!(closed, Err(SandboxError::SessionClosed { .. })),
+        "{closed:?}"
+    );
+    let s = open(SessionLimits {
+        lifetime_ms: 300,
+        ..limits()
+    });
+    assert_eq!(run(&s, "1").stdout, "1\n");
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert!(matches!(
+        rt().block_on(s.run("1")),
+        Err(SandboxError::SessionClosed { .. })
+    ));
+    // Closing by hand.
+    let s = open(limits());
+    rt().block_on(s.close());
+    assert!(rt().block_on(s.is_closed()));
+    assert!(rt().block_on(s.run("1")).is_err());
+}
+
+#[test]
+fn a_session_hammered_from_two_threads_runs_its_calls_one_at_a_time() {
+    let s = Arc::new(open(limits()));
+    run(&s, "count = 0");
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    let r = run(&s, "before = count\ncount = before + 1");
+                    assert_eq!(r.status, RunStatus::Ok, "{r:?}");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("thread");
+    }
+    assert_eq!(run(&s, "count").stdout, "40\n");
+}
