@@ -194,6 +194,44 @@ impl GroupBatch {
         })
     }
 
+    /// Zeroes the mask on tokens a tool wrote (`spans[r]`: row `r`'s `[start, end)` ranges
+    /// of completion tokens), so they are context and not actions: out of the loss, the
+    /// ratio, the KL and the length normalisation, which all follow the mask.
+    ///
+    /// ```
+    /// use candle_core::Device;
+    /// use grpo_runner::batch::GroupBatch;
+    /// let mut g = GroupBatch::pack(&[(&[5][..], vec![&[7, 8, 9, 1][..], &[2][..]])], 0, &Device::Cpu)?;
+    /// g.mask_spans(&[&[(1, 3)], &[]])?;
+    /// assert_eq!(g.window.mask.to_vec2::<f32>()?, [[1., 0., 0., 1.], [1., 0., 0., 0.]]);
+    /// # Ok::<(), grpo_runner::Error>(())
+    /// ```
+    pub fn mask_spans(&mut self, spans: &[&[(usize, usize)]]) -> Result<()> {
+        let mut mask = self.window.mask.to_vec2::<f32>()?;
+        if spans.len() != mask.len() {
+            return Err(Error::invalid(format!(
+                "{} rows of tool spans for a batch of {}",
+                spans.len(),
+                mask.len()
+            )));
+        }
+        for (r, (row, row_spans)) in mask.iter_mut().zip(spans).enumerate() {
+            for &(start, end) in row_spans.iter() {
+                if start > end || end > self.window.lens[r] {
+                    return Err(Error::invalid(format!(
+                        "row {r}: tool span {start}..{end} outside its {} tokens",
+                        self.window.lens[r]
+                    )));
+                }
+                row[start..end].fill(0.0);
+            }
+        }
+        let (rows, width) = self.window.mask.dims2()?;
+        let flat: Vec<f32> = mask.into_iter().flatten().collect();
+        self.window.mask = Tensor::from_vec(flat, (rows, width), self.window.mask.device())?;
+        Ok(())
+    }
+
     /// Left padding of each row (its group's prompt padding).
     pub fn row_pad(&self) -> Vec<usize> {
         self.group_of_row

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::sampler::{SamplingConfig, sample};
+use crate::sampler::{Completion, SamplingConfig, ToolDriver, sample_with_tools};
 use crate::tokenizer::Tokenizer;
 
 /// Unbiased pass@k for `n` samples with `c` correct (`k ≤ n`).
@@ -196,8 +196,40 @@ pub fn evaluate(
     tokenizer: &Tokenizer,
     encoded: &[Vec<u32>],
     config: &EvalConfig,
+    judge: impl FnMut(usize, &[String]) -> Result<Vec<bool>>,
+) -> Result<EvalReport> {
+    evaluate_with_tools(model, tokenizer, encoded, config, None, judge)
+}
+
+/// A fresh tool for each sampling call of an evaluation (its sessions end with it).
+pub type ToolFactory<'a> = dyn FnMut() -> Box<dyn ToolDriver + 'a> + 'a;
+
+/// [`evaluate`] with a tool the model may call while it answers (each sampling call gets a
+/// fresh one from `tools`; see [`crate::sampler::sample_with_tools`]).
+pub fn evaluate_with_tools(
+    model: &Model,
+    tokenizer: &Tokenizer,
+    encoded: &[Vec<u32>],
+    config: &EvalConfig,
+    mut tools: Option<&mut ToolFactory<'_>>,
     mut judge: impl FnMut(usize, &[String]) -> Result<Vec<bool>>,
 ) -> Result<EvalReport> {
+    let mut sample = |model: &Model,
+                      prompts: &[Vec<u32>],
+                      group_size: usize,
+                      sampling: &SamplingConfig|
+     -> Result<Vec<Completion>> {
+        let mut tool = tools.as_mut().map(|make| make());
+        let (groups, _) = sample_with_tools(
+            model,
+            prompts,
+            0,
+            group_size,
+            sampling,
+            tool.as_mut().map(|t| &mut **t as &mut dyn ToolDriver),
+        )?;
+        Ok(groups.into_iter().flatten().collect())
+    };
     let batch = config.batch_prompts.max(1);
     let mut results = Vec::with_capacity(encoded.len());
     let mut generated = 0usize;

@@ -49,6 +49,7 @@ pub mod sft;
 pub mod tensorboard;
 pub mod tiny;
 pub mod tokenizer;
+pub mod tools;
 pub mod trainer;
 
 pub use error::{Error, Result};

@@ -90,6 +90,21 @@ pub struct StepRecord {
     /// when the wall-clock safety limit (`budget.max_minutes`) cut it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// Code-interpreter calls per sampled completion (runs with `tools.enabled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls_per_completion: Option<f64>,
+    /// Calls whose code did not succeed (an exception, a limit): output the model saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_errors: Option<usize>,
+    /// Calls whose output block was cut to `tools.max_output_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_truncations: Option<usize>,
+    /// Completions whose tool failed on our side (their groups were left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_faults: Option<usize>,
+    /// Wall-clock seconds of the step's calls, added up (they overlap decoding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_seconds: Option<f64>,
 }
 
 impl StepRecord {
@@ -106,6 +121,7 @@ impl StepRecord {
             score_fraction: 0.0,
             scoring_seconds: 0.0,
             sandbox_runs_per_second: 0.0,
+            tool_seconds: self.tool_seconds.map(|_| 0.0),
             ..self.clone()
         }
     }
@@ -162,6 +178,11 @@ pub struct SampleRecord {
     /// shows what it sampled and why it learned nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dropped: bool,
+    /// The code-interpreter calls the completion made, in order: the code, and the output
+    /// exactly as the code printed it (the completion text holds each as a
+    /// ```` ```python ```` block followed by its ```` ```output ```` block).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<crate::tools::ToolCall>,
 }
 
 /// What a progress display is told.

@@ -51,6 +51,36 @@ pub const FORMAT_TAGS: [&str; 4] = ["<think>", "</think>", "<answer>", "</answer
 /// # Ok::<(), grpo_runner::Error>(())
 /// ```
 pub fn format_tokenizer(texts: &[&str]) -> Result<Tokenizer> {
+    tokenizer_with_tags(texts, &FORMAT_TAGS)
+}
+
+/// [`format_tokenizer`] for runs whose policy calls the code interpreter: every printable
+/// ASCII character too (what code and its output are written in), and the tool's fences
+/// ([`crate::tools::TOOL_TAGS`]) as whole tokens.
+///
+/// ```
+/// use grpo_runner::sft::tool_tokenizer;
+/// let tok = tool_tokenizer(&["What is 2 + 3?"])?;
+/// let text = "<think>```python\n2+3\n```\n```output\n5\n```\n</think><answer>5</answer>";
+/// let ids = tok.encode(text)?;
+/// // <think> fence 2 + 3 fence fence 5 fence </think> <answer> 5 </answer>
+/// assert_eq!(ids.len(), 13);
+/// assert_eq!(tok.decode(&ids)?, text);
+/// # Ok::<(), grpo_runner::Error>(())
+/// ```
+pub fn tool_tokenizer(texts: &[&str]) -> Result<Tokenizer> {
+    let printable: String = (b' '..=b'~').map(char::from).chain(['\n']).collect();
+    let mut all = texts.to_vec();
+    all.push(&printable);
+    let tags: Vec<&str> = FORMAT_TAGS
+        .iter()
+        .chain(crate::tools::TOOL_TAGS.iter())
+        .copied()
+        .collect();
+    tokenizer_with_tags(&all, &tags)
+}
+
+fn tokenizer_with_tags(texts: &[&str], tags: &[&str]) -> Result<Tokenizer> {
     let mut vocab = String::from("0123456789+-*/()=,.? \n");
     for t in texts {
         vocab.push_str(t);
@@ -61,7 +91,7 @@ pub fn format_tokenizer(texts: &[&str]) -> Result<Tokenizer> {
     let chars = Tokenizer::train_chars(&vocab)?;
     let mut inner = chars.inner().clone();
     inner
-        .add_tokens(FORMAT_TAGS.iter().map(|t| AddedToken::from(*t, false)))
+        .add_tokens(tags.iter().map(|t| AddedToken::from(*t, false)))
         .map_err(|e| Error::Tokenizer {
             message: e.to_string(),
         })?;
@@ -107,6 +137,30 @@ pub fn solution(task: &MathTask, worked: bool) -> Option<String> {
         format!("{}={answer}", metadata.get("expression")?.as_str()?)
     };
     Some(format!("<think>{think}</think><answer>{answer}</answer>"))
+}
+
+/// A math task's warm-up solution that calls the code interpreter on the task's expression
+/// and copies its output into the answer ([`crate::tools`] has the block format); `None`
+/// without a stored expression.
+///
+/// ```
+/// use grpo_runner::sft::tool_solution;
+/// use grpo_tasks::MathTask;
+/// let task: MathTask = serde_json::from_str(r#"{"id":"a","prompt":"What is 47 - 12 + 8?",
+///     "answer":"43","metadata":{"expression":"47-12+8"}}"#)?;
+/// assert_eq!(
+///     tool_solution(&task).as_deref(),
+///     Some("<think>```python\n47-12+8\n```\n```output\n43\n```\n</think><answer>43</answer>")
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn tool_solution(task: &MathTask) -> Option<String> {
+    use crate::tools::{BLOCK_CLOSE, CALL_OPEN, OUTPUT_OPEN};
+    let expression = task.metadata.as_ref()?.get("expression")?.as_str()?;
+    let answer = task.answer.trim();
+    Some(format!(
+        "<think>{CALL_OPEN}{expression}{BLOCK_CLOSE}{OUTPUT_OPEN}{answer}{BLOCK_CLOSE}</think><answer>{answer}</answer>"
+    ))
 }
 
 /// The short plan a code task's warm-up solution thinks with: the task's `metadata.plan`

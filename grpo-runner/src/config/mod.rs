@@ -82,6 +82,9 @@ pub struct TrainConfig {
     /// Extra metrics writers (TensorBoard).
     #[serde(default)]
     pub report: ReportSection,
+    /// A code-interpreter tool for the policy.
+    #[serde(default)]
+    pub tools: ToolsSection,
 }
 
 impl TrainConfig {

@@ -29,6 +29,9 @@ pub enum Preset {
     /// Code RL on the CPU: tiny model, warm-up on reference solutions, GRPO with sandbox
     /// rewards on `builtin:pyfunc`.
     Code,
+    /// Tool-integrated RL on the CPU: tiny model, warm-up on a mix of direct answers and
+    /// code-interpreter traces, GRPO on `builtin:arith` with the interpreter as a tool.
+    Tools,
 }
 
 impl FromStr for Preset {
@@ -40,9 +43,10 @@ impl FromStr for Preset {
             "smoke" => Ok(Preset::Smoke),
             "smollm2" => Ok(Preset::Smollm2),
             "code" => Ok(Preset::Code),
+            "tools" => Ok(Preset::Tools),
             other => Err(Error::Settings {
                 field: "preset".into(),
-                message: format!("unknown preset `{other}` (tiny, smoke, smollm2 or code)"),
+                message: format!("unknown preset `{other}` (tiny, smoke, smollm2, code or tools)"),
             }),
         }
     }
@@ -56,6 +60,7 @@ impl TrainConfig {
             Preset::Smoke => smoke(),
             Preset::Smollm2 => smollm2(),
             Preset::Code => code(),
+            Preset::Tools => tools(),
         }
     }
 }
@@ -161,6 +166,7 @@ fn tiny() -> TrainConfig {
             samples_per_step: 4,
         },
         report: ReportSection::default(),
+        tools: ToolsSection::default(),
     }
 }
 
@@ -258,6 +264,56 @@ fn code() -> TrainConfig {
             steps: 600,
             problems: 500,
             ..base.warmup.clone()
+        },
+        ..base
+    }
+}
+
+/// Tool-integrated RL on the CPU (see the README for what it shows): two- and three-term
+/// arithmetic with two-digit numbers, where the tiny model guesses (a few percent after its
+/// warm-up) unless it calls the interpreter. The warm-up shows both ways of answering, a
+/// direct guess and a call whose output it copies; GRPO finds out which one earns reward.
+fn tools() -> TrainConfig {
+    let base = tiny();
+    // The longest trace: <think>, the call (14), the output (6), </think>, the answer (5), EOS.
+    let max_new_tokens = 32;
+    let mut algorithm = AlgorithmSection::preset(Algorithm::Grpo, max_new_tokens);
+    algorithm.loss.beta = 0.0;
+    algorithm.shaping.filter_zero_variance_groups = true;
+    TrainConfig {
+        preset: Preset::Tools,
+        pack: PackSection {
+            source: "builtin:arith".into(),
+            ..base.pack.clone()
+        },
+        algorithm,
+        sampling: SamplingSection {
+            max_new_tokens,
+            ..base.sampling.clone()
+        },
+        budget: BudgetSection {
+            steps: 200,
+            max_minutes: 60.0,
+        },
+        eval: EvalSection {
+            every: 25,
+            problems: 200,
+            max_new_tokens,
+            batch_prompts: 100,
+        },
+        warmup: WarmupSection {
+            // A quarter of the examples call the tool, on the first 500 problems.
+            steps: 400,
+            worked_fraction: 0.25,
+            problems: 500,
+            ..base.warmup.clone()
+        },
+        tools: ToolsSection {
+            enabled: true,
+            max_calls: 2,
+            max_output_tokens: 8,
+            time_limit_ms: 1_000,
+            memory_mb: 64,
         },
         ..base
     }

@@ -163,6 +163,35 @@ impl Default for SandboxSection {
     }
 }
 
+/// A code-interpreter tool for the policy (multi-turn rollouts; see [`crate::tools`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolsSection {
+    /// Give the policy the Python interpreter: a ```` ```python ```` block it closes runs in
+    /// the completion's own interpreter session, and the output comes back as context.
+    pub enabled: bool,
+    /// Most calls per completion (a block after that is plain text).
+    pub max_calls: usize,
+    /// Most tokens of one call's output block (the output is cut to fit).
+    pub max_output_tokens: usize,
+    /// CPU time of one call, in milliseconds.
+    pub time_limit_ms: u64,
+    /// Memory of one completion's interpreter, in MiB.
+    pub memory_mb: u64,
+}
+
+impl Default for ToolsSection {
+    fn default() -> Self {
+        ToolsSection {
+            enabled: false,
+            max_calls: 2,
+            max_output_tokens: 24,
+            time_limit_ms: 2_000,
+            memory_mb: 128,
+        }
+    }
+}
+
 /// The algorithm: a preset name, whose numeric conventions to follow, and the full grpo-core
 /// configuration they resolved to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -11,6 +11,8 @@ use super::rollout::score_with_retries;
 use crate::error::Result;
 use crate::eval::{EvalConfig, EvalSettings};
 use crate::metrics::{EvalRecord, mean_std};
+use crate::sampler::ToolDriver;
+use crate::tools::CodeTool;
 
 impl Trainer {
     /// Greedy accuracy on the first `eval.problems` problems of the eval split, from the
@@ -38,11 +40,20 @@ impl Trainer {
         let timeout = self.config.rewards.group_timeout();
         let rewards = Arc::clone(&self.rewards);
         let runtime = &self.runtime;
-        let report = crate::eval::evaluate(
+        let (tokenizer, settings) = (&self.tokenizer, &self.config.tools);
+        let mut make_tool = self.tools.clone().map(|sandbox| {
+            move || -> Box<dyn ToolDriver + '_> {
+                Box::new(CodeTool::new(sandbox.clone(), runtime, tokenizer, settings))
+            }
+        });
+        let report = crate::eval::evaluate_with_tools(
             &self.policy,
             &self.tokenizer,
             &prompts,
             &config,
+            make_tool
+                .as_mut()
+                .map(|m| m as &mut crate::eval::ToolFactory<'_>),
             |i, completions| {
                 let job = vec![(tasks[i].clone(), completions.to_vec())];
                 let scored =

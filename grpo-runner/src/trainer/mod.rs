@@ -86,6 +86,8 @@ pub struct Trainer {
     optimizer: AdamW,
     rewards: Arc<Scorer>,
     sandbox: Option<Sandbox>,
+    /// The code interpreter's sandbox (`tools.enabled`).
+    tools: Option<Sandbox>,
     train_tasks: Vec<Task>,
     eval_tasks: Vec<Task>,
     template: Template,
@@ -143,7 +145,11 @@ impl Trainer {
                 }
                 texts.extend(train_tasks.iter().take(1).map(|t| template.render(t)));
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let tokenizer = sft::format_tokenizer(&refs)?;
+                let tokenizer = if config.tools.enabled {
+                    sft::tool_tokenizer(&refs)?
+                } else {
+                    sft::format_tokenizer(&refs)?
+                };
                 let eos = tokenizer.eos_id()?;
                 let spec = &config.model.tiny;
                 let mut model_config = spec.config(tokenizer.vocab_size(), eos);
@@ -220,6 +226,7 @@ impl Trainer {
         let template = config.template(manifest);
         let optimizer = AdamW::new(policy.named_vars(), config.optimizer.adamw())?;
         let sandbox = sandbox_for(&config, &[&train_tasks, &eval_tasks])?;
+        let tools = setup::tools_sandbox(&config)?;
         let rewards = Arc::new(grpo_sandbox::scorer(
             &config.scoring(manifest)?,
             sandbox.clone(),
@@ -251,6 +258,7 @@ impl Trainer {
             optimizer,
             rewards,
             sandbox,
+            tools,
             train_tasks,
             eval_tasks,
             template,
@@ -358,6 +366,12 @@ impl Trainer {
             .iter()
             .take(take)
             .filter_map(|task| match task {
+                // With the code tool, `worked_fraction` of the examples call it.
+                Task::Math(m) if self.config.tools.enabled => Some(WarmupProblem {
+                    prompt: self.template.render(task),
+                    worked: sft::tool_solution(m)?,
+                    direct: sft::solution(m, false)?,
+                }),
                 Task::Math(m) => Some(WarmupProblem {
                     prompt: self.template.render(task),
                     worked: sft::solution(m, true)?,

@@ -28,6 +28,17 @@ pub(super) struct StepTally {
     score_seconds: f64,
     scoring_seconds: f64,
     generated_tokens: usize,
+    tools: Option<ToolTally>,
+}
+
+/// The code-interpreter calls of a step's sampled completions.
+#[derive(Debug, Default)]
+struct ToolTally {
+    calls: usize,
+    errors: usize,
+    truncations: usize,
+    faults: usize,
+    seconds: f64,
 }
 
 /// What the update phase of a step did.
@@ -63,6 +74,9 @@ impl StepTally {
         self.scoring_seconds += rollout.scoring_seconds;
         self.generated_tokens += rollout.generated_tokens;
         self.fault_groups += rollout.fault_groups;
+        if let Some(faults) = rollout.tool_faults {
+            self.tools.get_or_insert_with(ToolTally::default).faults += faults;
+        }
     }
 
     /// Counts one sampled group.
@@ -86,6 +100,14 @@ impl StepTally {
         }
         self.rewards.extend_from_slice(&group.rewards);
         self.tied_groups += usize::from(group.is_tied());
+        if let Some(tools) = self.tools.as_mut() {
+            for call in group.tool_calls.iter().flatten() {
+                tools.calls += 1;
+                tools.errors += usize::from(call.status != grpo_rewards::RunStatus::Ok);
+                tools.truncations += usize::from(call.truncated);
+                tools.seconds += call.seconds;
+            }
+        }
     }
 
     /// The step's `metrics.jsonl` record.
@@ -140,6 +162,11 @@ impl StepTally {
                 0.0
             },
             stopped: None,
+            tool_calls_per_completion: self.tools.as_ref().map(|t| frac(t.calls, self.completions)),
+            tool_errors: self.tools.as_ref().map(|t| t.errors),
+            tool_truncations: self.tools.as_ref().map(|t| t.truncations),
+            tool_faults: self.tools.as_ref().map(|t| t.faults),
+            tool_seconds: self.tools.as_ref().map(|t| t.seconds),
         }
     }
 }
@@ -168,6 +195,7 @@ pub(super) fn sample_records(
             reason: s.verdict.reason.clone(),
             advantage,
             dropped,
+            tool_calls: gr.tool_calls.get(index).cloned().unwrap_or_default(),
         }
     };
     let trained = used

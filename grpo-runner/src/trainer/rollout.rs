@@ -14,7 +14,8 @@ use super::update::completion_logprobs;
 use super::{Trainer, derive_seed};
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::sampler::{Completion, SamplingConfig, sample_from};
+use crate::sampler::{Completion, SamplingConfig, ToolDriver, sample_with_tools};
+use crate::tools::{CodeTool, ToolCall, ToolLog};
 
 /// One prompt's group of sampled completions, scored.
 #[derive(Debug, Clone)]
@@ -30,6 +31,8 @@ pub(super) struct Group {
     pub(super) rewards: Vec<f64>,
     /// Reference log-probs per completion (β > 0 only).
     pub(super) reference: Option<Vec<Vec<f32>>>,
+    /// The code-interpreter calls of each completion (empty without tools).
+    pub(super) tool_calls: Vec<Vec<ToolCall>>,
 }
 
 impl Group {
@@ -48,8 +51,10 @@ pub(super) struct Rollout {
     /// Seconds the scoring took in all (overlapped or not).
     pub(super) scoring_seconds: f64,
     pub(super) generated_tokens: usize,
-    /// Groups left out because their scoring faulted on every try.
+    /// Groups left out because their scoring faulted on every try, or their tool did.
     pub(super) fault_groups: usize,
+    /// Completions whose tool faulted on our side (runs with tools).
+    pub(super) tool_faults: Option<usize>,
 }
 
 impl Trainer {
@@ -93,10 +98,31 @@ impl Trainer {
         let mut scoring = Vec::with_capacity(pieces);
         let mut sample_seconds = 0.0;
         let mut generated_tokens = 0;
+        let mut tool_log = ToolLog::default();
         for (piece, ids) in prompt_ids.chunks(per_piece).enumerate() {
             let start = Instant::now();
             let first = piece * per_piece;
-            let (groups, stats) = sample_from(&self.policy, ids, first, g, &sampling)?;
+            let mut tool = self.tools.as_ref().map(|sandbox| {
+                CodeTool::new(
+                    sandbox.clone(),
+                    &self.runtime,
+                    &self.tokenizer,
+                    &self.config.tools,
+                )
+            });
+            let (groups, stats) = sample_with_tools(
+                &self.policy,
+                ids,
+                first,
+                g,
+                &sampling,
+                tool.as_mut().map(|t| t as &mut dyn ToolDriver),
+            )?;
+            if let Some(tool) = tool {
+                let log = tool.finish_all();
+                tool_log.calls.extend(log.calls);
+                tool_log.faults.extend(log.faults);
+            }
             sample_seconds += start.elapsed().as_secs_f64();
             generated_tokens += stats.generated_tokens;
             let mut jobs: Vec<(Task, Vec<String>)> = Vec::with_capacity(groups.len());
@@ -141,14 +167,27 @@ impl Trainer {
         let mut groups = Vec::with_capacity(tasks.len());
         let mut fault_groups = 0;
         let mut reference = reference.map(Vec::into_iter);
-        for (((task, (prompt, ids)), (completions, texts)), scores) in
-            tasks.into_iter().zip(encoded).zip(sampled).zip(scored)
+        for (p, (((task, (prompt, ids)), (completions, texts)), scores)) in tasks
+            .into_iter()
+            .zip(encoded)
+            .zip(sampled)
+            .zip(scored)
+            .enumerate()
         {
             let group_reference = reference.as_mut().and_then(Iterator::next);
-            // A group whose scoring faulted on every try gets no reward: it is left out.
-            let Some(scores) = scores else {
+            // A group whose scoring faulted on every try gets no reward, nor one whose tool
+            // failed on our side (its completions saw no real output): it is left out.
+            let tool_fault = (0..g).any(|i| tool_log.faults.contains_key(&(p * g + i)));
+            let Some(scores) = scores.filter(|_| !tool_fault) else {
                 fault_groups += 1;
                 continue;
+            };
+            let tool_calls = if self.tools.is_some() {
+                (0..g)
+                    .map(|i| tool_log.calls.remove(&(p * g + i)).unwrap_or_default())
+                    .collect()
+            } else {
+                Vec::new()
             };
             let mut rewards = Vec::with_capacity(g);
             for (c, s) in completions.iter().zip(&scores) {
@@ -167,6 +206,7 @@ impl Trainer {
                 scores,
                 rewards,
                 reference: group_reference,
+                tool_calls,
             });
         }
         Ok(Rollout {
@@ -176,6 +216,7 @@ impl Trainer {
             scoring_seconds,
             generated_tokens,
             fault_groups,
+            tool_faults: self.tools.as_ref().map(|_| tool_log.faults.len()),
         })
     }
 }

@@ -63,7 +63,16 @@ impl Trainer {
                             (&groups[i].prompt_ids[..], completions.collect())
                         })
                         .collect();
-                    packed.push(GroupBatch::pack(&rows, eos, &device)?);
+                    let mut batch = GroupBatch::pack(&rows, eos, &device)?;
+                    // Tool output is context, not the policy's action.
+                    let spans: Vec<&[(usize, usize)]> = ids
+                        .iter()
+                        .flat_map(|&i| groups[i].completions.iter().map(|c| &c.tool_spans[..]))
+                        .collect();
+                    if spans.iter().any(|s| !s.is_empty()) {
+                        batch.mask_spans(&spans)?;
+                    }
+                    packed.push(batch);
                 }
                 let normalizer = Normalizer::from_masks(packed.iter().map(|b| &b.window.mask))?;
                 let mut step_metrics = Vec::with_capacity(micro.len());
@@ -215,6 +224,7 @@ mod tests {
 
     use super::*;
     use crate::model::ModelConfig;
+    use grpo_core::{LossInputs, Normalizer, StepMetrics};
 
     /// Σ of the completion tokens' log-probs, through the grouped pass and through one full
     /// forward pass per row (prompt ++ completion, right padded).
@@ -259,6 +269,157 @@ mod tests {
                 .to_scalar::<f32>()
                 .unwrap();
             assert!(diff < 1e-4, "{name}: gradients differ by {diff}");
+        }
+    }
+
+    /// The loss of one group with the given mask, ratio against `old`, token reduction.
+    fn token_loss(
+        model: &Model,
+        batch: &GroupBatch,
+        mask: &Tensor,
+        old: &Tensor,
+        advantages: &[f32],
+    ) -> (Tensor, StepMetrics) {
+        let logits = window_logits(model, batch).unwrap();
+        let logp = grpo_core::token_logprobs(&logits, &batch.window.targets).unwrap();
+        let adv = Tensor::new(advantages, model.device()).unwrap();
+        let config = grpo_core::LossConfig {
+            beta: 0.0,
+            reduction: grpo_core::LossReduction::Token,
+            ..Default::default()
+        };
+        let inputs = LossInputs {
+            logprobs: &logp,
+            old_logprobs: old,
+            ref_logprobs: None,
+            advantages: &adv,
+            mask,
+            logits: None,
+            group_size: None,
+        };
+        grpo_core::policy_loss(&inputs, &config, &Normalizer::from_mask(mask).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn tool_output_is_out_of_the_loss_and_its_gradients() {
+        let model = Model::random(&ModelConfig::tiny(16), DType::F32, &Device::Cpu, 7).unwrap();
+        let prompt: &[u32] = &[1, 2, 3];
+        // Completion 0: two policy tokens, three a tool wrote, two policy tokens again.
+        let c0: &[u32] = &[4, 5, 6, 7, 8, 9, 10];
+        let c1: &[u32] = &[11, 12];
+        let mut batch = GroupBatch::pack(&[(prompt, vec![c0, c1])], 0, &Device::Cpu).unwrap();
+        batch.mask_spans(&[&[(2, 5)], &[]]).unwrap();
+        // The old log-probs are the current policy's: every ratio is 1.
+        let old = {
+            let logits = window_logits(&model.detached().unwrap(), &batch).unwrap();
+            grpo_core::token_logprobs(&logits, &batch.window.targets).unwrap()
+        };
+        let advantages = [1.0f32, -1.0];
+        let (loss, metrics) = token_loss(&model, &batch, &batch.window.mask, &old, &advantages);
+        // Hand-derived: at ratio 1 the token-mean loss is −Σ A·(policy tokens) / Σ (policy
+        // tokens) = −(1·4 + (−1)·2) / 6 = −1/3; counting the tool's three tokens would give
+        // −(1·7 − 2) / 9 = −5/9.
+        let value = loss.to_scalar::<f32>().unwrap();
+        assert!((value - (-1.0 / 3.0)).abs() < 1e-6, "{value}");
+        assert_eq!(metrics.tokens, 6.0);
+        assert!((metrics.mean_ratio - 1.0).abs() < 1e-6);
+        // The same loss, with the mask written out by hand (policy positions only).
+        let by_hand = Tensor::new(
+            &[[1f32, 1., 0., 0., 0., 1., 1.], [1., 1., 0., 0., 0., 0., 0.]],
+            &Device::Cpu,
+        )
+        .unwrap();
+        assert_eq!(
+            batch.window.mask.to_vec2::<f32>().unwrap(),
+            by_hand.to_vec2::<f32>().unwrap()
+        );
+        let (hand_loss, _) = token_loss(&model, &batch, &by_hand, &old, &advantages);
+        assert_eq!(value, hand_loss.to_scalar::<f32>().unwrap());
+        let (ga, gb) = (loss.backward().unwrap(), hand_loss.backward().unwrap());
+        for (name, var) in model.named_vars() {
+            let x = ga.get(var.as_tensor()).unwrap();
+            let y = gb.get(var.as_tensor()).unwrap();
+            let diff = (x - y)
+                .unwrap()
+                .abs()
+                .unwrap()
+                .max_all()
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap();
+            assert_eq!(diff, 0.0, "{name}");
+        }
+        // And the tool's tokens carry no gradient at all: changing them as targets (the
+        // model still reads them as context) changes neither loss nor gradients.
+        let c0_other: &[u32] = &[4, 5, 13, 14, 15, 9, 10];
+        let mut other = GroupBatch::pack(&[(prompt, vec![c0_other, c1])], 0, &Device::Cpu).unwrap();
+        other.mask_spans(&[&[(2, 5)], &[]]).unwrap();
+        let logits = window_logits(&model.detached().unwrap(), &other).unwrap();
+        let other_old = grpo_core::token_logprobs(&logits, &other.window.targets).unwrap();
+        let (other_loss, _) =
+            token_loss(&model, &other, &other.window.mask, &other_old, &advantages);
+        assert!((other_loss.to_scalar::<f32>().unwrap() - value).abs() < 1e-6);
+    }
+
+    /// A tool that answers once, after the third token, with three fixed tokens.
+    struct FixedTool {
+        calls: std::collections::HashSet<usize>,
+    }
+
+    impl crate::sampler::ToolDriver for FixedTool {
+        fn is_call(&mut self, completion: usize, tokens: &[u32]) -> Result<bool> {
+            Ok(tokens.len() == 3 && !self.calls.contains(&completion))
+        }
+        fn start(&mut self, completion: usize, _tokens: &[u32]) -> Result<()> {
+            self.calls.insert(completion);
+            Ok(())
+        }
+        fn finish(&mut self, _completion: usize, budget: usize) -> Result<Vec<u32>> {
+            Ok([13u32, 14, 15].into_iter().take(budget).collect())
+        }
+    }
+
+    #[test]
+    fn the_ratio_is_one_on_policy_tokens_after_tool_output() {
+        let model = Model::random(&ModelConfig::tiny(16), DType::F32, &Device::Cpu, 11).unwrap();
+        let prompts = vec![vec![1u32, 2, 3], vec![4u32]];
+        let config = crate::sampler::SamplingConfig {
+            temperature: 0.9,
+            max_new_tokens: 10,
+            seed: 5,
+            ignore_eos: true,
+            ..Default::default()
+        };
+        let mut tool = FixedTool {
+            calls: Default::default(),
+        };
+        let (groups, _) =
+            crate::sampler::sample_with_tools(&model, &prompts, 0, 3, &config, Some(&mut tool))
+                .unwrap();
+        for (prompt, group) in prompts.iter().zip(&groups) {
+            for c in group {
+                assert_eq!(c.tool_spans, [(3, 6)]);
+                assert_eq!(&c.tokens[3..6], [13, 14, 15]);
+                assert_eq!(&c.logprobs[3..6], [0.0, 0.0, 0.0]);
+                assert_eq!(c.tokens.len(), 10);
+                assert_eq!(c.action_count(), 7);
+            }
+            // What the update recomputes equals what the sampler recorded, on every token
+            // the policy drew, so the first micro-step's ratios are 1.
+            let recomputed = completion_logprobs(&model, prompt, group, 0.9).unwrap();
+            for (c, new) in group.iter().zip(&recomputed) {
+                for (i, (a, b)) in c.logprobs.iter().zip(new).enumerate() {
+                    if c.is_action(i) {
+                        assert!((a - b).abs() < 1e-5, "token {i}: {a} vs {b}");
+                    }
+                }
+            }
+        }
+        // The same draws as without a tool up to the call: each completion keeps its stream.
+        let (plain, _) =
+            crate::sampler::sample_with_tools(&model, &prompts, 0, 3, &config, None).unwrap();
+        for (a, b) in groups.iter().flatten().zip(plain.iter().flatten()) {
+            assert_eq!(a.tokens[..3], b.tokens[..3]);
         }
     }
 }

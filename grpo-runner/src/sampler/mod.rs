@@ -121,6 +121,28 @@ pub struct Completion {
     pub logprobs: Vec<f32>,
     /// Why generation stopped.
     pub finish_reason: FinishReason,
+    /// Token ranges `[start, end)` of `tokens` that a tool wrote (its output, inserted as
+    /// context): they are not the policy's actions, carry no recorded log-prob (`logprobs`
+    /// holds 0 there) and are masked out of the loss. Empty without tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_spans: Vec<(usize, usize)>,
+}
+
+impl Completion {
+    /// Whether token `i` is the policy's action (not a tool's output).
+    pub fn is_action(&self, i: usize) -> bool {
+        !self.tool_spans.iter().any(|&(s, e)| (s..e).contains(&i))
+    }
+
+    /// The policy's own tokens (tool output left out).
+    pub fn action_count(&self) -> usize {
+        self.tokens.len()
+            - self
+                .tool_spans
+                .iter()
+                .map(|&(s, e)| e.saturating_sub(s))
+                .sum::<usize>()
+    }
 }
 
 /// Where sampling time went.
@@ -183,6 +205,23 @@ pub fn sample_from(
     group_size: usize,
     config: &SamplingConfig,
 ) -> Result<(Vec<Vec<Completion>>, SamplerStats)> {
+    sample_with_tools(model, prompts, first_prompt, group_size, config, None)
+}
+
+/// [`sample_from`] with a tool the policy may call in the middle of a completion: a row whose
+/// tokens end a call (as `tools` sees them) pauses while the call runs and the other rows
+/// go on decoding; when the round's decoding ends, each paused row gets the call's output
+/// as context tokens (recorded in [`Completion::tool_spans`]) and sampling continues, until
+/// every row has ended. Tool output counts toward `max_new_tokens`. Each completion keeps
+/// its own random stream across rounds, so the draws do not depend on batching.
+pub fn sample_with_tools(
+    model: &Model,
+    prompts: &[Vec<u32>],
+    first_prompt: usize,
+    group_size: usize,
+    config: &SamplingConfig,
+    mut tools: Option<&mut dyn ToolDriver>,
+) -> Result<(Vec<Vec<Completion>>, SamplerStats)> {
     config.validate()?;
     if group_size == 0 {
         return Err(Error::invalid("group_size must be positive"));
@@ -201,7 +240,13 @@ pub fn sample_from(
     for (chunk_index, chunk) in prompts.chunks(prompts_per_chunk).enumerate() {
         let first = first_prompt + chunk_index * prompts_per_chunk;
         out.extend(sample_chunk(
-            &model, chunk, first, group_size, config, &mut stats,
+            &model,
+            chunk,
+            first,
+            group_size,
+            config,
+            &mut stats,
+            reborrow(&mut tools),
         )?);
     }
     stats.generated_tokens = out.iter().map(|c| c.tokens.len()).sum();
@@ -218,10 +263,28 @@ pub fn sample_from(
 /// One decoding row: which completion it is and what it has produced.
 struct Row {
     completion: usize,
+    /// The chunk's prompt this row continues.
+    prompt: usize,
     tokens: Vec<u32>,
     logprobs: Vec<f32>,
     rng: ChaCha8Rng,
     left_pad: usize,
+    tool_spans: Vec<(usize, usize)>,
+}
+
+impl Row {
+    fn finish(self, group_size: usize, finish_reason: FinishReason) -> (usize, Completion) {
+        (
+            self.completion,
+            Completion {
+                prompt_index: self.completion / group_size,
+                tokens: self.tokens,
+                logprobs: self.logprobs,
+                finish_reason,
+                tool_spans: self.tool_spans,
+            },
+        )
+    }
 }
 
 fn sample_chunk(
@@ -231,12 +294,11 @@ fn sample_chunk(
     group_size: usize,
     config: &SamplingConfig,
     stats: &mut SamplerStats,
+    mut tools: Option<&mut dyn ToolDriver>,
 ) -> Result<Vec<Completion>> {
     let device = model.device().clone();
     let max_len = prompts.iter().map(Vec::len).max().unwrap_or(0);
     let context = model.config().max_position_embeddings;
-    let eos = &model.config().eos_token_ids;
-    let banned: &[u32] = if config.ignore_eos { eos } else { &[] };
 
     // Prefill each prompt once, left padded to the longest.
     let pads: Vec<usize> = prompts.iter().map(|p| max_len - p.len()).collect();
@@ -262,8 +324,8 @@ fn sample_chunk(
         .flat_map(|p| std::iter::repeat_n(p, group_size))
         .collect();
     cache.select_rows(&fan)?;
-    let mut logits = last.index_select(&Tensor::new(fan.as_slice(), &device)?, 0)?;
-    let mut rows: Vec<Row> = fan
+    let logits = last.index_select(&Tensor::new(fan.as_slice(), &device)?, 0)?;
+    let rows: Vec<Row> = fan
         .iter()
         .enumerate()
         .map(|(r, &p)| {
@@ -272,66 +334,54 @@ fn sample_chunk(
             rng.set_stream(completion as u64);
             Row {
                 completion,
+                prompt: p as usize,
                 tokens: Vec::new(),
                 logprobs: Vec::new(),
                 rng,
                 left_pad: pads[p as usize],
+                tool_spans: Vec::new(),
             }
         })
         .collect();
-    let mut done: Vec<(usize, Completion)> = Vec::with_capacity(rows.len());
     stats.prefill_seconds += start.elapsed().as_secs_f64();
 
-    loop {
-        let start = Instant::now();
-        let logits_host = host_rows(&logits)?;
-        let before = rows.len();
-        let mut next = Vec::with_capacity(rows.len());
-        let mut keep = Vec::with_capacity(rows.len());
-        let mut still = Vec::with_capacity(rows.len());
-        for (r, (mut row, row_logits)) in rows.into_iter().zip(logits_host).enumerate() {
-            let (token, logprob) = draw(&row_logits, config, banned, &mut row.rng);
-            row.tokens.push(token);
-            row.logprobs.push(logprob);
-            let position = max_len + row.tokens.len() - row.left_pad;
-            let finish = if eos.contains(&token) {
-                Some(FinishReason::Eos)
-            } else if row.tokens.len() >= config.max_new_tokens || position > context {
-                Some(FinishReason::Length)
-            } else {
-                None
-            };
-            match finish {
-                Some(finish_reason) => done.push((
-                    row.completion,
-                    Completion {
-                        prompt_index: row.completion / group_size,
-                        tokens: row.tokens,
-                        logprobs: row.logprobs,
-                        finish_reason,
-                    },
-                )),
-                None => {
-                    next.push(token);
-                    keep.push(r as u32);
-                    still.push(row);
-                }
-            }
-        }
-        rows = still;
-        stats.draw_seconds += start.elapsed().as_secs_f64();
-        if rows.is_empty() {
+    let mut done: Vec<(usize, Completion)> = Vec::with_capacity(rows.len());
+    let round = Round {
+        model,
+        prompts,
+        group_size,
+        config,
+        context,
+    };
+    let mut paused = round.decode(cache, logits, rows, &mut tools, stats, &mut done)?;
+    while let Some(driver) = tools.as_deref_mut() {
+        if paused.is_empty() {
             break;
         }
-        let start = Instant::now();
-        if rows.len() != before {
-            cache.select_rows(&keep)?;
+        // Each paused row gets its call's output as context, then all continue together.
+        let mut resumed = Vec::with_capacity(paused.len());
+        for mut row in paused {
+            let budget = config.max_new_tokens.saturating_sub(row.tokens.len());
+            let output = driver.finish(row.completion, budget)?;
+            let output = &output[..output.len().min(budget)];
+            if !output.is_empty() {
+                let begin = row.tokens.len();
+                row.tokens.extend_from_slice(output);
+                row.logprobs.extend(std::iter::repeat_n(0.0, output.len()));
+                row.tool_spans.push((begin, row.tokens.len()));
+            }
+            let position = prompts[row.prompt].len() + row.tokens.len();
+            if row.tokens.len() >= config.max_new_tokens || position >= context {
+                done.push(row.finish(group_size, FinishReason::Length));
+            } else {
+                resumed.push(row);
+            }
         }
-        let pads: Vec<usize> = rows.iter().map(|r| r.left_pad).collect();
-        let input = Tensor::from_vec(next, (rows.len(), 1), &device)?;
-        logits = model.forward(&input, &pads, Some(&mut cache))?.squeeze(1)?;
-        stats.decode_seconds += start.elapsed().as_secs_f64();
-        stats.decode_steps += 1;
+        if resumed.is_empty() {
+            break;
+        }
+        let (cache, logits, rows) = round.prefill(resumed, stats)?;
+        paused = round.decode(cache, logits, rows, &mut tools, stats, &mut done)?;
     }
     // Restore completion order: prompt by prompt, then by stream index.
     let base = first_prompt * group_size;
@@ -340,6 +390,151 @@ fn sample_chunk(
         ordered[completion - base] = Some(c);
     }
     Ok(ordered.into_iter().flatten().collect())
+}
+
+/// What every decoding round of one chunk shares.
+struct Round<'a> {
+    model: &'a Model,
+    prompts: &'a [Vec<u32>],
+    group_size: usize,
+    config: &'a SamplingConfig,
+    context: usize,
+}
+
+impl Round<'_> {
+    /// Prefills rows that continue after a tool call: each row's prompt and completion so
+    /// far, left padded to the longest; returns the cache, the next-token logits and the
+    /// rows with their new padding.
+    fn prefill(
+        &self,
+        mut rows: Vec<Row>,
+        stats: &mut SamplerStats,
+    ) -> Result<(KvCache, Tensor, Vec<Row>)> {
+        let start = Instant::now();
+        let device = self.model.device().clone();
+        let contexts: Vec<Vec<u32>> = rows
+            .iter()
+            .map(|r| [&self.prompts[r.prompt][..], &r.tokens[..]].concat())
+            .collect();
+        let width = contexts.iter().map(Vec::len).max().unwrap_or(0);
+        let mut ids = Vec::with_capacity(rows.len() * width);
+        for (row, c) in rows.iter_mut().zip(&contexts) {
+            row.left_pad = width - c.len();
+            ids.extend(std::iter::repeat_n(0u32, row.left_pad));
+            ids.extend_from_slice(c);
+        }
+        let pads: Vec<usize> = rows.iter().map(|r| r.left_pad).collect();
+        let ids = Tensor::from_vec(ids, (rows.len(), width), &device)?;
+        let longest_left = rows
+            .iter()
+            .map(|r| self.config.max_new_tokens.saturating_sub(r.tokens.len()))
+            .max()
+            .unwrap_or(0);
+        let mut cache = KvCache::with_capacity(
+            self.model.config().num_hidden_layers,
+            (width + longest_left).min(self.context),
+        );
+        let hidden = self.model.forward_hidden(&ids, &pads, Some(&mut cache))?;
+        let logits = self
+            .model
+            .logits(&hidden.narrow(1, width - 1, 1)?)?
+            .squeeze(1)?;
+        stats.prefill_seconds += start.elapsed().as_secs_f64();
+        Ok((cache, logits, rows))
+    }
+
+    /// Decodes `rows` one token per step until each ends (into `done`) or pauses on a tool
+    /// call (returned, its call started).
+    fn decode(
+        &self,
+        mut cache: KvCache,
+        mut logits: Tensor,
+        mut rows: Vec<Row>,
+        tools: &mut Option<&mut dyn ToolDriver>,
+        stats: &mut SamplerStats,
+        done: &mut Vec<(usize, Completion)>,
+    ) -> Result<Vec<Row>> {
+        let device = self.model.device().clone();
+        let config = self.config;
+        let eos = &self.model.config().eos_token_ids;
+        let banned: &[u32] = if config.ignore_eos { eos } else { &[] };
+        let mut paused = Vec::new();
+        loop {
+            let start = Instant::now();
+            let logits_host = host_rows(&logits)?;
+            let before = rows.len();
+            let mut next = Vec::with_capacity(rows.len());
+            let mut keep = Vec::with_capacity(rows.len());
+            let mut still = Vec::with_capacity(rows.len());
+            for (r, (mut row, row_logits)) in rows.into_iter().zip(logits_host).enumerate() {
+                let (token, logprob) = draw(&row_logits, config, banned, &mut row.rng);
+                row.tokens.push(token);
+                row.logprobs.push(logprob);
+                let position = self.prompts[row.prompt].len() + row.tokens.len();
+                let finish = if eos.contains(&token) {
+                    Some(FinishReason::Eos)
+                } else if row.tokens.len() >= config.max_new_tokens || position > self.context {
+                    Some(FinishReason::Length)
+                } else {
+                    None
+                };
+                if let Some(finish_reason) = finish {
+                    done.push(row.finish(self.group_size, finish_reason));
+                    continue;
+                }
+                if let Some(driver) = tools.as_deref_mut() {
+                    if driver.is_call(row.completion, &row.tokens)? {
+                        driver.start(row.completion, &row.tokens)?;
+                        paused.push(row);
+                        continue;
+                    }
+                }
+                next.push(token);
+                keep.push(r as u32);
+                still.push(row);
+            }
+            rows = still;
+            stats.draw_seconds += start.elapsed().as_secs_f64();
+            if rows.is_empty() {
+                return Ok(paused);
+            }
+            let start = Instant::now();
+            if rows.len() != before {
+                cache.select_rows(&keep)?;
+            }
+            let pads: Vec<usize> = rows.iter().map(|r| r.left_pad).collect();
+            let input = Tensor::from_vec(next, (rows.len(), 1), &device)?;
+            logits = self
+                .model
+                .forward(&input, &pads, Some(&mut cache))?
+                .squeeze(1)?;
+            stats.decode_seconds += start.elapsed().as_secs_f64();
+            stats.decode_steps += 1;
+        }
+    }
+}
+
+/// The driver for one more use (a trait object behind `&mut` is invariant in its lifetime,
+/// so `as_deref_mut` cannot shorten it; a coercion can).
+fn reborrow<'b>(tools: &'b mut Option<&mut dyn ToolDriver>) -> Option<&'b mut dyn ToolDriver> {
+    match tools {
+        Some(driver) => Some(&mut **driver),
+        None => None,
+    }
+}
+
+/// A tool the policy calls in the middle of a completion (the code interpreter of
+/// [`crate::tools`]), as [`sample_with_tools`] drives it. `completion` is the completion's
+/// index in the sampling call (prompt × group size + stream).
+pub trait ToolDriver {
+    /// Whether `tokens`, the completion so far, end a call the row may make now (checked
+    /// after every sampled token).
+    fn is_call(&mut self, completion: usize, tokens: &[u32]) -> Result<bool>;
+    /// Starts the call that `tokens` end; it may run while other rows decode.
+    fn start(&mut self, completion: usize, tokens: &[u32]) -> Result<()>;
+    /// Waits for the call's output and returns it as context tokens, at most `budget` of
+    /// them.
+    fn finish(&mut self, completion: usize, budget: usize) -> Result<Vec<u32>>;
 }
 
 /// Copies `[rows, vocab]` logits (on any device) to host memory as f32 rows.
