@@ -83,6 +83,29 @@ pub enum ApiError {
          (the token `grpo serve` was given with --auth-token-file or GRPO_AUTH_TOKEN)"
     )]
     Unauthorized,
+    /// No open interpreter session has this id (404).
+    #[error("no interpreter session {id}; open one with POST /v1/sessions")]
+    UnknownSession {
+        /// The id asked for.
+        id: String,
+    },
+    /// The interpreter session was closed: deleted, expired, or its CPU budget spent (410).
+    #[error("interpreter session {id} is closed: {reason}; open a new one with POST /v1/sessions")]
+    SessionClosed {
+        /// The session's id.
+        id: String,
+        /// Why it was closed.
+        reason: String,
+    },
+    /// The cap on open interpreter sessions is reached (429; retry once one closes).
+    #[error(
+        "{max} interpreter sessions are open, the most this server keeps; \
+         close one with DELETE /v1/sessions/{{id}} or retry later"
+    )]
+    TooManySessions {
+        /// The cap.
+        max: usize,
+    },
     /// The server is shutting down (503).
     #[error("the server is shutting down")]
     ShuttingDown,
@@ -106,7 +129,9 @@ impl ApiError {
             ApiError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::Overloaded { .. } => StatusCode::GATEWAY_TIMEOUT,
             ApiError::NotImplemented { .. } => StatusCode::NOT_IMPLEMENTED,
-            ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
+            ApiError::NotFound { .. } | ApiError::UnknownSession { .. } => StatusCode::NOT_FOUND,
+            ApiError::SessionClosed { .. } => StatusCode::GONE,
+            ApiError::TooManySessions { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::ShuttingDown | ApiError::SandboxFault { .. } => {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -127,6 +152,9 @@ impl ApiError {
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::NotImplemented { .. } => "not_implemented",
             ApiError::NotFound { .. } => "not_found",
+            ApiError::UnknownSession { .. } => "unknown_session",
+            ApiError::SessionClosed { .. } => "session_closed",
+            ApiError::TooManySessions { .. } => "too_many_sessions",
             ApiError::Unauthorized => "unauthorized",
             ApiError::ShuttingDown => "shutting_down",
             ApiError::SandboxFault { .. } => "sandbox_error",
@@ -149,6 +177,10 @@ impl IntoResponse for ApiError {
             // RFC 6750: a 401 names the scheme it wants.
             let challenge = [(axum::http::header::WWW_AUTHENTICATE, "Bearer")];
             return (self.status(), challenge, Json(body)).into_response();
+        }
+        if let ApiError::TooManySessions { .. } = self {
+            let retry = [(axum::http::header::RETRY_AFTER, "1")];
+            return (self.status(), retry, Json(body)).into_response();
         }
         (self.status(), Json(body)).into_response()
     }

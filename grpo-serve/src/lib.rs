@@ -8,13 +8,18 @@
 //! | `POST /v1/score` | one task + a group of completions → one scored result each ([`score`]) |
 //! | `POST /get_reward` | OpenRLHF's remote reward model: `query`, `prompts`, `labels` → `rewards` ([`remote`]) |
 //! | `POST /v1/reward` | slime's remote reward: `prompt`, `response`, `label` → the reward ([`remote`]) |
+//! | `POST /v1/sessions` | opens a Python interpreter session that keeps its state across calls ([`sessions`]) |
+//! | `POST /v1/sessions/{id}/run` | runs `{"code": …}` in the session → a run result |
+//! | `DELETE /v1/sessions/{id}` | closes the session and frees its interpreter |
 //! | `GET /healthz` | 200 while the process serves |
 //! | `GET /readyz` | 200 when ready for work, 503 once shutdown began |
 //! | `GET /metrics` | Prometheus text ([`metrics`]) |
 //! | other SandboxFusion routes | 501 with a message |
 //!
-//! The server is stateless: one shared [`Sandbox`] (one engine, one compiled runtime) serves
-//! every request, so scaling out is running more replicas behind any load balancer.
+//! Apart from interpreter sessions the server is stateless: one shared [`Sandbox`] (one
+//! engine, one compiled runtime) serves every request, so scaling out is running more
+//! replicas behind any load balancer (a session lives in the replica that opened it: route
+//! its calls there, by the id or a sticky connection).
 //! Requests past `max_inflight` wait in a bounded queue for a bounded time (at least the
 //! request's own `run_timeout`) and are then answered 504, which verl's client retries.
 //! A scoring fault (the sandbox failed) answers 503 `sandbox_error` (retried by clients),
@@ -57,6 +62,7 @@ pub mod metrics;
 pub mod remote;
 pub mod run_code;
 pub mod score;
+pub mod sessions;
 
 use std::future::Future;
 use std::pin::pin;
@@ -88,6 +94,7 @@ use grpo_sandbox::{RunRequest, Sandbox};
 pub use metrics::Metrics;
 use run_code::{RunCodeRequest, RunCodeResponse};
 use score::{PreparedScore, ScoreRequest, ScoreResponse};
+pub use sessions::SessionConfig;
 
 /// How the service behaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,6 +133,8 @@ pub struct ServiceConfig {
     pub executor: Option<String>,
     /// The bearer token every route but the health checks requires; `None` serves anyone.
     pub auth_token: Option<AuthToken>,
+    /// Interpreter sessions: the cap on open ones, their time-to-live and default limits.
+    pub sessions: SessionConfig,
 }
 
 impl ServiceConfig {
@@ -155,6 +164,7 @@ impl Default for ServiceConfig {
             limits: Limits::default(),
             executor: std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()),
             auth_token: None,
+            sessions: SessionConfig::default(),
         }
     }
 }
@@ -180,6 +190,7 @@ pub(crate) struct ServiceState {
     scorer: Scorer,
     admission: Admission,
     metrics: Arc<Metrics>,
+    sessions: Arc<sessions::Sessions>,
     shutting_down: AtomicBool,
 }
 
@@ -199,6 +210,10 @@ impl Service {
             ..ScoringConfig::default()
         };
         let scorer = grpo_sandbox::scorer(&scoring, Some(sandbox.clone()))?;
+        let sessions = Arc::new(sessions::Sessions::new(
+            config.sessions.clone(),
+            metrics.clone(),
+        ));
         Ok(Service {
             state: Arc::new(ServiceState {
                 config,
@@ -206,6 +221,7 @@ impl Service {
                 scorer,
                 admission,
                 metrics,
+                sessions,
                 shutting_down: AtomicBool::new(false),
             }),
         })
@@ -236,6 +252,12 @@ impl Service {
             .route("/v1/score", post(score_handler))
             .route("/get_reward", post(remote::get_reward_handler))
             .route("/v1/reward", post(remote::reward_handler))
+            .route("/v1/sessions", post(sessions::open_handler))
+            .route("/v1/sessions/{id}/run", post(sessions::run_handler))
+            .route(
+                "/v1/sessions/{id}",
+                axum::routing::delete(sessions::delete_handler),
+            )
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(readyz))
             .route("/metrics", get(metrics_handler));
@@ -345,6 +367,7 @@ impl Service {
         self.begin_shutdown();
         tracing::info!("shutting down: finishing in-flight requests");
         graceful.shutdown().await;
+        self.state.sessions.close_all().await;
         Ok(())
     }
 }

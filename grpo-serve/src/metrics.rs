@@ -14,6 +14,11 @@
 //! | `grpo_sandbox_runs_total` | counter | (take `rate()` for runs per second) |
 //! | `grpo_sandbox_run_duration_seconds` | histogram | (one `/run_code` program) |
 //! | `grpo_completions_scored_total` | counter | |
+//! | `grpo_sessions_opened_total` | counter | (interpreter sessions opened by `POST /v1/sessions`) |
+//! | `grpo_sessions_open` | gauge | (at most `sessions.max_sessions`) |
+//! | `grpo_sessions_closed_total` | counter | `reason` (`deleted`, `idle`, `lifetime`, `spent`, `shutdown`) |
+//! | `grpo_sessions_refused_total` | counter | (`POST /v1/sessions` answered 429: the cap was reached) |
+//! | `grpo_session_calls_total` | counter | `status` (the run statuses of `/v1/sessions/{id}/run`) |
 
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
@@ -81,6 +86,11 @@ pub struct Metrics {
     sandbox_runs: Counter,
     run_duration: Histogram,
     completions: Counter<u64, AtomicU64>,
+    sessions_opened: Counter,
+    sessions_open: Gauge,
+    sessions_closed: Family<ReasonLabels, Counter>,
+    sessions_refused: Counter,
+    session_calls: Family<StatusLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -158,6 +168,36 @@ impl Default for Metrics {
             "Time of one /run_code program",
             run_duration.clone(),
         );
+        let sessions_opened = Counter::default();
+        registry.register(
+            "grpo_sessions_opened",
+            "Interpreter sessions opened",
+            sessions_opened.clone(),
+        );
+        let sessions_open = Gauge::default();
+        registry.register(
+            "grpo_sessions_open",
+            "Interpreter sessions open now",
+            sessions_open.clone(),
+        );
+        let sessions_closed = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "grpo_sessions_closed",
+            "Interpreter sessions closed, by reason",
+            sessions_closed.clone(),
+        );
+        let sessions_refused = Counter::default();
+        registry.register(
+            "grpo_sessions_refused",
+            "Session openings refused because the cap on open sessions was reached",
+            sessions_refused.clone(),
+        );
+        let session_calls = Family::<StatusLabels, Counter>::default();
+        registry.register(
+            "grpo_session_calls",
+            "Calls run in interpreter sessions, by run status",
+            session_calls.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -171,6 +211,11 @@ impl Default for Metrics {
             sandbox_runs,
             run_duration,
             completions,
+            sessions_opened,
+            sessions_open,
+            sessions_closed,
+            sessions_refused,
+            session_calls,
         }
     }
 }
@@ -254,6 +299,38 @@ impl Metrics {
     /// Counts `n` programs run in the sandbox.
     pub fn add_sandbox_runs(&self, n: u64) {
         self.sandbox_runs.inc_by(n);
+    }
+
+    /// Records an interpreter session opened.
+    pub fn record_session_opened(&self) {
+        self.sessions_opened.inc();
+        self.sessions_open.inc();
+    }
+
+    /// Records an interpreter session closed, and why (`deleted`, `idle`, `lifetime`,
+    /// `spent`, `shutdown`).
+    pub fn record_session_closed(&self, reason: &'static str) {
+        self.sessions_open.dec();
+        self.sessions_closed
+            .get_or_create(&ReasonLabels { reason })
+            .inc();
+    }
+
+    /// Records a session opening refused at the cap.
+    pub fn record_session_refused(&self) {
+        self.sessions_refused.inc();
+    }
+
+    /// Records one call in a session, by its run status.
+    pub fn record_session_call(&self, status: &'static str) {
+        self.session_calls
+            .get_or_create(&StatusLabels { status })
+            .inc();
+    }
+
+    /// The number of interpreter sessions open now.
+    pub fn open_sessions(&self) -> i64 {
+        self.sessions_open.get()
     }
 
     /// The OpenMetrics text of every metric ([`CONTENT_TYPE`]).

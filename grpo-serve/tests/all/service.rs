@@ -1,5 +1,6 @@
 //! The HTTP service driven over loopback: a real server on 127.0.0.1, real sandbox runs, and
-//! requests written byte by byte (so malformed ones can be sent too).
+//! requests written byte by byte (so malformed ones can be sent too). Interpreter sessions
+//! are in [`sessions`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -1581,6 +1582,17 @@ mod auth {
                 "/v1/reward".to_owned(),
                 json!({"response": "1", "label": "1"}),
             ),
+            (
+                "POST",
+                "/v1/sessions".to_owned(),
+                json!({"language": "python"}),
+            ),
+            (
+                "POST",
+                "/v1/sessions/0123/run".to_owned(),
+                json!({"code": "1"}),
+            ),
+            ("DELETE", "/v1/sessions/0123".to_owned(), json!(null)),
             ("GET", "/no/such/route".to_owned(), json!(null)),
         ];
         for route in grpo_serve::UNSUPPORTED_ROUTES {
@@ -1766,3 +1778,5 @@ mod remote {
         assert_eq!(r.status, 422);
     }
 }
+
+mod sessions;
