@@ -8,7 +8,9 @@
 //!   [`math`];
 //! - `score` and `Pack.score` score through a [`Scorer`], as every `grpo` command does, built
 //!   once per distinct weights (and once per pack) and kept: a call builds nothing but its
-//!   own inputs. Code runs in the process-wide wasmtime [`Sandbox`].
+//!   own inputs. Code runs in the process-wide wasmtime [`Sandbox`];
+//! - `Interpreter` keeps a sandboxed Python interpreter's state across calls, for code tools
+//!   in multi-turn rollouts ([`interpreter`]).
 //!
 //! Every pool here (the batch's threads, the tokio runtime, the sandbox's programs, the
 //! compile pool) is sized by one per-process thread count: see [`threads`] for the rule.
@@ -19,6 +21,7 @@
 //! failure on the verifier's side is `RewardFault`, never a score of 0.
 #![deny(clippy::unwrap_used)]
 
+mod interpreter;
 mod math;
 mod threads;
 
@@ -563,6 +566,12 @@ fn grpo_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TestResult>()?;
     m.add_class::<Score>()?;
     m.add_class::<Pack>()?;
+    m.add(
+        "InterpreterClosed",
+        m.py().get_type::<interpreter::InterpreterClosed>(),
+    )?;
+    m.add_class::<interpreter::Interpreter>()?;
+    m.add_class::<interpreter::RunResult>()?;
     m.add_function(wrap_pyfunction!(math::check_math, m)?)?;
     m.add_function(wrap_pyfunction!(math::check_math_batch, m)?)?;
     m.add_function(wrap_pyfunction!(math::verify_answers, m)?)?;

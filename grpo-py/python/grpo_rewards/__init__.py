@@ -4,8 +4,11 @@
   intervals, matrices, decimals for exact values), the GIL released while checking;
 - ``score`` / ``score_async`` / ``Pack``: math, countdown and code tasks (code runs against its
   tests in a wasmtime sandbox), scored exactly as ``grpo score`` scores them;
+- ``Interpreter``: a sandboxed Python interpreter that keeps its state across calls, for code
+  tools in multi-turn rollouts (``with Interpreter() as it: it.run("x = 1")``);
 - ``grpo_rewards.math_verify``: ``parse`` and ``verify`` shaped like Math-Verify's;
-- ``grpo_rewards.trl`` and ``grpo_rewards.verl``: reward functions for those trainers;
+- ``grpo_rewards.trl`` and ``grpo_rewards.verl``: reward functions for those trainers, and
+  the interpreter as a TRL tool / environment and a verl agent-loop tool;
 - ``threads()`` / ``set_threads(n)``: the one thread count every pool of the package uses.
 
 Thread count, first match wins: ``set_threads(n)`` before the first check or score; the
@@ -26,9 +29,12 @@ import os
 from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
 
 from ._native import (
+    Interpreter,
+    InterpreterClosed,
     MathResult,
     Pack as _NativePack,
     RewardFault,
+    RunResult,
     Score,
     TestResult,
     __version__,
@@ -39,9 +45,12 @@ from ._native import (
 from . import _native
 
 __all__ = [
+    "Interpreter",
+    "InterpreterClosed",
     "MathResult",
     "Pack",
     "RewardFault",
+    "RunResult",
     "Score",
     "TestResult",
     "__version__",

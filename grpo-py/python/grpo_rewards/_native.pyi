@@ -4,6 +4,72 @@ __version__: str
 
 class RewardFault(RuntimeError): ...
 
+class InterpreterClosed(RuntimeError):
+    """The interpreter is closed (by ``close()``, its ``with`` block, or a spent CPU budget
+    or lifetime)."""
+
+class RunResult:
+    """What one ``Interpreter.run`` call printed and how it ended."""
+
+    def __init__(
+        self,
+        status: str,
+        stdout: str,
+        stderr: str,
+        exit_code: Optional[int],
+        duration_ms: float,
+        truncated: bool,
+    ) -> None: ...
+    @property
+    def status(self) -> str:
+        """``ok``, ``error``, ``timeout``, ``memory_limit``, ``output_limit`` or ``crash``."""
+        ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+    @property
+    def exit_code(self) -> Optional[int]: ...
+    @property
+    def duration_ms(self) -> float: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def ok(self) -> bool:
+        """``status == "ok"``."""
+        ...
+
+class Interpreter:
+    """A sandboxed Python interpreter that keeps its globals across ``run`` calls.
+
+    ``time_limit_ms``, ``wall_limit_ms`` (default twice the time) and ``output_bytes`` bound
+    each call; ``memory_mb`` and ``file_quota_bytes`` the whole interpreter;
+    ``session_cpu_ms`` and ``lifetime_ms`` its total CPU time and life. The GIL is released
+    while a call runs; calls from several threads take turns.
+    """
+
+    def __init__(
+        self,
+        *,
+        time_limit_ms: Optional[int] = None,
+        wall_limit_ms: Optional[int] = None,
+        memory_mb: Optional[int] = None,
+        output_bytes: Optional[int] = None,
+        file_quota_bytes: Optional[int] = None,
+        session_cpu_ms: Optional[int] = None,
+        lifetime_ms: Optional[int] = None,
+        open_timeout_s: float = 60.0,
+    ) -> None: ...
+    def run(self, code: str) -> RunResult: ...
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def limits(self) -> dict[str, int]: ...
+    def stats(self) -> dict[str, float]: ...
+    def __enter__(self) -> Interpreter: ...
+    def __exit__(self, exc_type: object, exc: object, traceback: object) -> bool: ...
+
 class MathResult:
     def __init__(self, correct: bool, extracted: Optional[str], kind: str, reason: str) -> None: ...
     @property
