@@ -482,12 +482,12 @@ impl Round<'_> {
                     done.push(row.finish(self.group_size, finish_reason));
                     continue;
                 }
-                if let Some(driver) = tools.as_deref_mut() {
-                    if driver.is_call(row.completion, &row.tokens)? {
-                        driver.start(row.completion, &row.tokens)?;
-                        paused.push(row);
-                        continue;
-                    }
+                if let Some(driver) = tools.as_deref_mut()
+                    && driver.is_call(row.completion, &row.tokens)?
+                {
+                    driver.start(row.completion, &row.tokens)?;
+                    paused.push(row);
+                    continue;
                 }
                 next.push(token);
                 keep.push(r as u32);
