@@ -24,13 +24,33 @@ content is scored).
 
 Both pickle (``task_reward`` is a ``TaskReward`` object), so they can be shipped to Ray
 workers or other processes.
+
+A code interpreter for tool-calling rollouts (``GRPOTrainer(tools=...)`` or
+``environment_factory=...``), running in the sandbox rather than the trainer's process:
+
+    from grpo_rewards.trl import PythonEnvironment, run_python
+    trainer = GRPOTrainer(..., environment_factory=PythonEnvironment)   # state per rollout
+    trainer = GRPOTrainer(..., tools=[run_python])                      # a fresh interpreter per call
+
+- ``PythonEnvironment``: TRL makes one per concurrent rollout and calls ``reset(**row)``
+  before each; its one tool, ``python(code)``, runs in that rollout's own interpreter, so
+  variables persist from one call to the next within the rollout and never leak to another.
+  ``reset`` frees the interpreter (the next call opens a fresh one); limits are the
+  constructor's keywords (``functools.partial(PythonEnvironment, time_limit_ms=2000)``).
+- ``run_python(code)``: a plain tool function. TRL calls a standalone tool with the model's
+  arguments only, never with the rollout it serves, so no state can be kept per rollout:
+  each call runs in a fresh interpreter.
+
+Both return what the code printed (stdout, then stderr, so a traceback is what the model
+sees), as TRL's tool message. A program's error or timeout is output for the model, not a
+tool failure.
 """
 from __future__ import annotations
 
 import json
 from typing import Any, Optional, Sequence
 
-from . import _native, score
+from . import Interpreter, RunResult, _native, score
 
 __all__ = [
     "math_reward",
@@ -40,6 +60,9 @@ __all__ = [
     "code_reward",
     "binary_code_reward",
     "completion_text",
+    "PythonEnvironment",
+    "run_python",
+    "tool_output",
 ]
 
 
@@ -163,3 +186,73 @@ def binary_code_reward(
     rates = _pass_rates(completions, kwargs, "binary_code_reward")
     return [None if r is None else (1.0 if r >= 1.0 else 0.0) for r in rates]
 
+
+
+def tool_output(result: RunResult) -> str:
+    """What a tool call shows the model: stdout, then stderr (a traceback, the sandbox's note
+    on a timeout or a cut output), or ``(no output)`` when the code printed nothing."""
+    text = result.stdout
+    if result.stderr:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += result.stderr
+    return text if text else "(no output)"
+
+
+def run_python(code: str) -> str:
+    """Runs Python code in a fresh sandboxed interpreter and returns what it printed.
+
+    Args:
+        code: The Python source to run. Print the values you want to see; the value of a final expression is shown too.
+    """
+    with Interpreter() as interpreter:
+        return tool_output(interpreter.run(code))
+
+
+class PythonEnvironment:
+    """A TRL ``environment_factory`` environment with one tool, ``python``: a sandboxed
+    interpreter per rollout whose variables last across the rollout's calls.
+
+    TRL constructs it with no arguments, calls ``reset(**row)`` before every rollout (the
+    dataset row's fields as keywords; ``None`` leaves the prompt as it is), and exposes each
+    public method other than ``reset`` as a tool. Keyword arguments are the interpreter's
+    limits (``time_limit_ms``, ``memory_mb``, ``output_bytes``, ...). TRL never closes an
+    environment: the interpreter is freed at each ``reset`` and when the environment is
+    collected, or at the end of a ``with`` block.
+    """
+
+    def __init__(self, **limits: Any) -> None:
+        self._limits = dict(limits)
+        self._interpreter: Optional[Interpreter] = None
+
+    def reset(self, **row: Any) -> None:
+        """Starts a new rollout: the previous rollout's interpreter and its state are freed."""
+        self._close()
+        return None
+
+    def python(self, code: str) -> str:
+        """Runs Python code in this conversation's interpreter, where variables, functions and imports from earlier calls are still defined, and returns what it printed.
+
+        Args:
+            code: The Python source to run. Print the values you want to see; the value of a final expression is shown too.
+        """
+        if self._interpreter is None:
+            self._interpreter = Interpreter(**self._limits)
+        return tool_output(self._interpreter.run(code))
+
+    def _close(self) -> None:
+        interpreter, self._interpreter = self._interpreter, None
+        if interpreter is not None:
+            interpreter.close()
+
+    def __enter__(self) -> "PythonEnvironment":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._close()
+
+    def __del__(self) -> None:
+        try:
+            self._close()
+        except Exception:
+            pass
