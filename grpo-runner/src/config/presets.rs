@@ -292,7 +292,7 @@ fn tools() -> TrainConfig {
             ..base.sampling.clone()
         },
         budget: BudgetSection {
-            steps: 200,
+            steps: 100,
             max_minutes: 60.0,
         },
         eval: EvalSection {
@@ -302,9 +302,10 @@ fn tools() -> TrainConfig {
             batch_prompts: 100,
         },
         warmup: WarmupSection {
-            // A quarter of the examples call the tool, on the first 500 problems.
-            steps: 400,
-            worked_fraction: 0.25,
+            // Half the examples call the tool (and copy its output), half guess, on the
+            // first 500 problems: after it the policy calls the tool about half the time.
+            steps: 1000,
+            worked_fraction: 0.5,
             problems: 500,
             ..base.warmup.clone()
         },

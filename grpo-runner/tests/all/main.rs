@@ -11,6 +11,7 @@ mod model;
 mod precision;
 mod sampler;
 mod smollm2;
+mod tools;
 mod trainer_faults;
 mod trainer_resume;
 mod trainer_run;
