@@ -105,6 +105,13 @@ pub struct StepRecord {
     /// Wall-clock seconds of the step's calls, added up (they overlap decoding).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_seconds: Option<f64>,
+    /// Seconds sampling waited for calls once the other rows had nothing left to decode:
+    /// the tools' part of the critical path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_wait_seconds: Option<f64>,
+    /// `tool_wait_seconds / step_seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_fraction: Option<f64>,
 }
 
 impl StepRecord {
@@ -122,6 +129,8 @@ impl StepRecord {
             scoring_seconds: 0.0,
             sandbox_runs_per_second: 0.0,
             tool_seconds: self.tool_seconds.map(|_| 0.0),
+            tool_wait_seconds: self.tool_wait_seconds.map(|_| 0.0),
+            tool_fraction: self.tool_fraction.map(|_| 0.0),
             ..self.clone()
         }
     }

@@ -158,6 +158,10 @@ pub struct SamplerStats {
     pub decode_steps: usize,
     /// Tokens generated.
     pub generated_tokens: usize,
+    /// Seconds waiting for tool calls to finish after the other rows' decoding was done
+    /// (the tools' share of the critical path).
+    #[serde(default)]
+    pub tool_wait_seconds: f64,
 }
 
 impl SamplerStats {
@@ -362,7 +366,9 @@ fn sample_chunk(
         let mut resumed = Vec::with_capacity(paused.len());
         for mut row in paused {
             let budget = config.max_new_tokens.saturating_sub(row.tokens.len());
+            let waited = Instant::now();
             let output = driver.finish(row.completion, budget)?;
+            stats.tool_wait_seconds += waited.elapsed().as_secs_f64();
             let output = &output[..output.len().min(budget)];
             if !output.is_empty() {
                 let begin = row.tokens.len();

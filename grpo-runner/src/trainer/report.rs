@@ -39,6 +39,7 @@ struct ToolTally {
     truncations: usize,
     faults: usize,
     seconds: f64,
+    wait_seconds: f64,
 }
 
 /// What the update phase of a step did.
@@ -75,7 +76,9 @@ impl StepTally {
         self.generated_tokens += rollout.generated_tokens;
         self.fault_groups += rollout.fault_groups;
         if let Some(faults) = rollout.tool_faults {
-            self.tools.get_or_insert_with(ToolTally::default).faults += faults;
+            let tools = self.tools.get_or_insert_with(ToolTally::default);
+            tools.faults += faults;
+            tools.wait_seconds += rollout.tool_wait_seconds;
         }
     }
 
@@ -167,6 +170,11 @@ impl StepTally {
             tool_truncations: self.tools.as_ref().map(|t| t.truncations),
             tool_faults: self.tools.as_ref().map(|t| t.faults),
             tool_seconds: self.tools.as_ref().map(|t| t.seconds),
+            tool_wait_seconds: self.tools.as_ref().map(|t| t.wait_seconds),
+            tool_fraction: self
+                .tools
+                .as_ref()
+                .map(|t| t.wait_seconds / step_seconds.max(1e-9)),
         }
     }
 }

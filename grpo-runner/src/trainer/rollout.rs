@@ -55,6 +55,8 @@ pub(super) struct Rollout {
     pub(super) fault_groups: usize,
     /// Completions whose tool faulted on our side (runs with tools).
     pub(super) tool_faults: Option<usize>,
+    /// Seconds sampling waited for tool calls (runs with tools).
+    pub(super) tool_wait_seconds: f64,
 }
 
 impl Trainer {
@@ -99,6 +101,7 @@ impl Trainer {
         let mut sample_seconds = 0.0;
         let mut generated_tokens = 0;
         let mut tool_log = ToolLog::default();
+        let mut tool_wait_seconds = 0.0;
         for (piece, ids) in prompt_ids.chunks(per_piece).enumerate() {
             let start = Instant::now();
             let first = piece * per_piece;
@@ -124,6 +127,7 @@ impl Trainer {
                 tool_log.faults.extend(log.faults);
             }
             sample_seconds += start.elapsed().as_secs_f64();
+            tool_wait_seconds += stats.tool_wait_seconds;
             generated_tokens += stats.generated_tokens;
             let mut jobs: Vec<(Task, Vec<String>)> = Vec::with_capacity(groups.len());
             for (task, group) in tasks[first..].iter().zip(groups) {
@@ -217,6 +221,7 @@ impl Trainer {
             generated_tokens,
             fault_groups,
             tool_faults: self.tools.as_ref().map(|_| tool_log.faults.len()),
+            tool_wait_seconds,
         })
     }
 }
