@@ -31,15 +31,51 @@ Where the scores differ from verl's on purpose:
   text itself); verl scores a completion without a fenced block 0;
 - programs run in the in-process sandbox with its limits instead of a SandboxFusion server,
   and a fault of the sandbox raises instead of scoring 0.
+
+``PythonTool`` is a code interpreter for verl's agent loop (a ``verl.tools.base_tool.BaseTool``
+when verl is installed), registered in the tool config file that
+``actor_rollout_ref.rollout.multi_turn.tool_config_path`` names:
+
+    tools:
+      - class_name: "grpo_rewards.verl.PythonTool"
+        config:
+          type: native
+          time_limit_ms: 5000      # each call's CPU time (wall clock: twice that)
+          memory_mb: 256           # the interpreter's memory
+          state: trajectory        # or "instance": a fresh interpreter per tool instance
+        tool_schema:               # optional: this is the default
+          type: "function"
+          function:
+            name: "code_interpreter"
+            description: "Runs Python code ..."
+            parameters:
+              type: "object"
+              properties:
+                code: {type: "string", description: "The Python source to run."}
+              required: ["code"]
+
+verl's ``ToolAgentLoop`` calls ``create``, ``execute`` and ``release`` around every single
+tool call, so an instance lives for one call. With ``state: trajectory`` (the default) the
+interpreter belongs to the trajectory instead (``agent_data.request_id``, which the loop
+passes to ``execute``): variables persist from one call to the next of one rollout and never
+reach another. Trajectory interpreters are freed once idle for ``idle_ttl_s`` (default 300)
+or when more than ``max_interpreters`` (default 24) are alive, least recently used first.
+``execute`` answers what the code printed (stdout, then stderr) with reward 0.0 and metrics
+``{"status", "duration_ms"}``; a program's error or timeout is output for the model.
 """
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+import time
+import uuid
+from collections import OrderedDict
 from typing import Any, Mapping, Optional
 
 from grpo_rewards import _native, check_math, score
 
-__all__ = ["compute_score", "CODE_SOURCES"]
+__all__ = ["compute_score", "CODE_SOURCES", "PythonTool"]
 
 CODE_SOURCES = frozenset({"codecontests", "apps", "codeforces", "taco"})
 """The ``data_source`` values verl scores as code."""
@@ -113,3 +149,191 @@ def compute_score(
     else:
         gold, alternatives = str(ground_truth), None
     return 1.0 if check_math(gold, solution_str, alternatives=alternatives).correct else 0.0
+
+
+# The tool's schema when its config gives none: the name verl's SandboxFusion example uses.
+DEFAULT_TOOL_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "code_interpreter",
+        "description": (
+            "Runs Python code in a sandboxed interpreter that keeps variables, functions and imports "
+            "from earlier calls of this conversation, and returns what it printed."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "description": "The Python source to run. Print what you want to see; a final expression's value is shown too.",
+                }
+            },
+            "required": ["code"],
+        },
+    },
+}
+
+_LIMIT_KEYS = ("time_limit_ms", "wall_limit_ms", "memory_mb", "output_bytes", "file_quota_bytes",
+               "session_cpu_ms", "lifetime_ms")
+
+
+class _Response:
+    """verl's ``ToolResponse`` shape, for use without verl installed."""
+
+    def __init__(self, text: Optional[str] = None, image: Optional[list] = None, video: Optional[list] = None):
+        self.text, self.image, self.video = text, image, video
+
+    def is_empty(self) -> bool:
+        return not self.text and not self.image and not self.video
+
+
+class _Base:
+    """``BaseTool``'s constructor contract, for use without verl installed."""
+
+    def __init__(self, config: dict, tool_schema: Any):
+        self.config = config
+        self.tool_schema = tool_schema or self.get_openai_tool_schema()
+        self.name = self.tool_schema["function"]["name"] if isinstance(self.tool_schema, dict) else self.tool_schema.function.name
+
+
+def _verl_types():
+    try:
+        from verl.tools.base_tool import BaseTool
+        from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
+    except ImportError:
+        return _Base, None, _Response
+    return BaseTool, OpenAIFunctionToolSchema, ToolResponse
+
+
+def _make_python_tool():
+    base, schema_type, response_type = _verl_types()
+
+    class PythonTool(base):
+        __doc__ = _TOOL_DOC
+
+        def __init__(self, config: Optional[dict] = None, tool_schema: Any = None):
+            config = dict(config or {})
+            self._limits = {k: int(config[k]) for k in _LIMIT_KEYS if config.get(k) is not None}
+            self._state = config.get("state", "trajectory")
+            if self._state not in ("trajectory", "instance"):
+                raise ValueError(f"PythonTool config `state`: \"trajectory\" or \"instance\", not {self._state!r}")
+            self._idle_ttl_s = float(config.get("idle_ttl_s", 300.0))
+            self._max_interpreters = int(config.get("max_interpreters", 24))
+            self._instances: dict[str, Optional[Any]] = {}
+            self._trajectories: "OrderedDict[str, tuple[Any, float]]" = OrderedDict()
+            self._lock = threading.Lock()
+            super().__init__(config, tool_schema)
+
+        def get_openai_tool_schema(self):
+            current = getattr(self, "tool_schema", None)
+            if current is not None:
+                return current
+            if schema_type is None:
+                return DEFAULT_TOOL_SCHEMA
+            return schema_type.model_validate(DEFAULT_TOOL_SCHEMA)
+
+        async def create(self, instance_id: Optional[str] = None, **kwargs: Any):
+            instance_id = instance_id or uuid.uuid4().hex
+            with self._lock:
+                self._instances[instance_id] = None
+            return instance_id, response_type()
+
+        async def execute(self, instance_id: str, parameters: dict, **kwargs: Any):
+            code = parameters.get("code") if isinstance(parameters, dict) else None
+            if not isinstance(code, str):
+                return response_type(text="Error: the tool needs a `code` string argument."), 0.0, {"status": "bad_arguments"}
+            trajectory = getattr(kwargs.get("agent_data"), "request_id", None)
+            interpreter = await asyncio.to_thread(self._interpreter, instance_id, trajectory)
+            from . import InterpreterClosed
+            from .trl import tool_output
+
+            try:
+                result = await asyncio.to_thread(interpreter.run, code)
+            except InterpreterClosed as e:
+                # Its CPU budget or lifetime is spent: the model is told, the next call starts afresh.
+                self._forget(interpreter)
+                return response_type(text=str(e)), 0.0, {"status": "closed"}
+
+            return response_type(text=tool_output(result)), 0.0, {
+                "status": result.status,
+                "duration_ms": result.duration_ms,
+            }
+
+        async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
+            return 0.0
+
+        async def release(self, instance_id: str, **kwargs: Any) -> None:
+            with self._lock:
+                own = self._instances.pop(instance_id, None)
+            if own is not None:
+                await asyncio.to_thread(own.close)
+
+        def _interpreter(self, instance_id: str, trajectory: Optional[str]):
+            """The interpreter for this call: the trajectory's (made on its first call), else the
+            instance's; frees idle and least recently used trajectory interpreters."""
+            from . import Interpreter
+
+            if self._state == "instance" or trajectory is None:
+                with self._lock:
+                    own = self._instances.get(instance_id)
+                if own is None:
+                    own = Interpreter(**self._limits)
+                    with self._lock:
+                        self._instances[instance_id] = own
+                return own
+            now = time.monotonic()
+            evicted = []
+            with self._lock:
+                for key, (old, used) in list(self._trajectories.items()):
+                    if key != trajectory and now - used > self._idle_ttl_s:
+                        evicted.append(old)
+                        del self._trajectories[key]
+                entry = self._trajectories.get(trajectory)
+                if entry is None:
+                    while len(self._trajectories) >= max(self._max_interpreters, 1):
+                        evicted.append(self._trajectories.popitem(last=False)[1][0])
+                    interpreter = Interpreter(**self._limits)
+                else:
+                    interpreter = entry[0]
+                self._trajectories[trajectory] = (interpreter, now)
+                self._trajectories.move_to_end(trajectory)
+            for old in evicted:
+                old.close()
+            return interpreter
+
+        def _forget(self, interpreter) -> None:
+            with self._lock:
+                for key, (held, _) in list(self._trajectories.items()):
+                    if held is interpreter:
+                        del self._trajectories[key]
+
+        def close(self) -> None:
+            """Frees every interpreter this tool holds."""
+            with self._lock:
+                held = [i for i in self._instances.values() if i is not None]
+                held += [i for i, _ in self._trajectories.values()]
+                self._instances.clear()
+                self._trajectories.clear()
+            for interpreter in held:
+                interpreter.close()
+
+    PythonTool.__module__ = __name__
+    PythonTool.__qualname__ = "PythonTool"
+    return PythonTool
+
+
+_TOOL_DOC = """A sandboxed Python interpreter as a verl agent-loop tool (see the module docs for its
+config). Constructed as verl's tool registry does: ``PythonTool(config=..., tool_schema=...)``."""
+
+_TOOL_CLASS = None
+
+
+def __getattr__(name: str):
+    # Built on first use, so that it subclasses verl's BaseTool whenever verl is importable
+    # by then (this module is also imported for compute_score, without verl).
+    global _TOOL_CLASS
+    if name == "PythonTool":
+        if _TOOL_CLASS is None:
+            _TOOL_CLASS = _make_python_tool()
+        return _TOOL_CLASS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
