@@ -186,7 +186,7 @@ def main(job):
         return
 
     if mode == "session":
-        session(job)
+        session(job, nonce)
         return
 
     def plain_eq_type(value):
@@ -307,10 +307,11 @@ def main(job):
     finish({"mode": mode, "error": "unknown harness mode"}, 2)
 
 
-def session(job):
+def session(job, ready_nonce):
     """An interpreter session: one namespace kept across calls, like a notebook kernel.
 
-    Each call arrives on stdin as `<len>\\n{"nonce": ..., "code": ...}`. The code runs in the
+    Once set up, the harness writes a ready line with the start job's nonce. Each call
+    arrives on stdin as `<len>\\n{"nonce": ..., "code": ...}`. The code runs in the
     session's namespace; when its last statement is an expression, the value's repr is
     printed, as the interactive interpreter does. An exception prints its traceback and ends
     the call, not the session. At the end of each call the harness writes one line on
@@ -350,6 +351,8 @@ def session(job):
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     sys.argv = ["main.py"]
     calls = 0
+    # Ready: the host starts a call's clock only now.
+    write(2, ("\x1egrpo-done " + ready_nonce + ' {"status": "ready"}\n').encode())
     while True:
         header = requests.readline(32)
         if not header:

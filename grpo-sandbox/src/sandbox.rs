@@ -399,7 +399,8 @@ impl Sandbox {
     /// Starts the interpreter of a session ([`crate::session`]) as a task of its own: the
     /// harness's session loop, reading calls from `input`, in `workdir`, under `limits` (the
     /// session's: its CPU for all calls, memory and file quota) with each call's CPU counted
-    /// by `meter`. The task holds one live slot for the interpreter's life and a CPU slot only
+    /// by `meter` and its waits for a CPU slot timed on `queued`. Returns the
+    /// task and the nonce of the harness's ready line. The task holds one live slot for the interpreter's life and a CPU slot only
     /// while it computes; it ends when the guest does (how it ended is its output), and
     /// aborting it frees the instance.
     pub(crate) async fn start_interpreter(
@@ -407,9 +408,13 @@ impl Sandbox {
         input: crate::session::SessionInput,
         streams: (CappedPipe, CappedPipe),
         meter: Arc<crate::budget::CallMeter>,
+        queued: Arc<crate::slot::QueueClock>,
         limits: &Limits,
         workdir: &Path,
-    ) -> Result<tokio::task::JoinHandle<(RunStatus, Option<i32>, String)>> {
+    ) -> Result<(
+        tokio::task::JoinHandle<(RunStatus, Option<i32>, String)>,
+        String,
+    )> {
         limits.validate()?;
         let compiled = self
             .inner
@@ -426,14 +431,15 @@ impl Sandbox {
                 .map_err(|e| SandboxError::Engine {
                     reason: format!("sandbox closed: {e}"),
                 })?;
-        input.push(&Job::session().encode(&harness::nonce(), b"", compiled.as_deref()));
+        let nonce = harness::nonce();
+        input.push(&Job::session().encode(&nonce, b"", compiled.as_deref()));
         self.inner.runs.fetch_add(1, Ordering::Relaxed);
         let sandbox = self.clone();
         let (stdout, stderr) = streams;
         let mut budget = Budget::new(limits, workdir);
         budget.meter = Some(meter);
         let workdir = workdir.to_path_buf();
-        Ok(tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let _live = live;
             let guest = PythonGuest {
                 pre: &sandbox.inner.pre,
@@ -444,16 +450,18 @@ impl Sandbox {
             };
             let mut store = Store::new(&sandbox.inner.engine, guest.state(builder, budget));
             crate::budget::arm(&mut store);
-            let called = crate::slot::on_cpu(
+            let called = crate::slot::on_cpu_counting(
                 sandbox.inner.permits.clone(),
                 run::instantiate_and_call(&guest, &mut store),
+                Some(queued),
             )
             .await;
             match called {
                 Ok(outcome) => run::ended(outcome, store.data_mut().budget(), guest.traps()),
                 Err(e) => (RunStatus::Crash, None, format!("sandbox closed: {e}")),
             }
-        }))
+        });
+        Ok((task, nonce))
     }
 
     /// Where run and session directories are created.

@@ -48,6 +48,7 @@ use crate::error::{Result, SandboxError};
 use crate::harness;
 use crate::pipe::{CALL_DONE_TAG, CappedPipe};
 use crate::sandbox::Sandbox;
+use crate::slot::QueueClock;
 use grpo_rewards::code::limits::Limits;
 use grpo_rewards::result::{RunResult, RunStatus};
 
@@ -143,6 +144,8 @@ struct Live {
     stderr: CappedPipe,
     done: UnboundedReceiver<Bytes>,
     task: JoinHandle<(RunStatus, Option<i32>, String)>,
+    /// How long the interpreter has waited, runnable, for a CPU slot.
+    queued: Arc<QueueClock>,
 }
 
 impl Drop for Live {
@@ -253,7 +256,7 @@ impl Session {
             live.input
                 .push(format!("{}\n{request}", request.len()).as_bytes());
             let wall = Duration::from_millis(self.limits.call.wall_limit_ms());
-            tokio::time::timeout(wall, wait(live, &nonce)).await
+            wait_on_the_clock(live, &nonce, wall).await
         };
         state.stats.calls += 1;
         state.stats.cpu_ms = cpu_ms(state.meter.total_ticks());
@@ -359,23 +362,80 @@ impl Session {
         // The interpreter's start (the harness's set-up) runs under one call's CPU limit.
         let call_ms = self.limits.call.time_limit_ms.min(left_ms);
         state.meter.start_call(ticks(call_ms));
-        let task = self
+        let queued = Arc::new(QueueClock::default());
+        let (task, ready) = self
             .sandbox
             .start_interpreter(
                 input.clone(),
                 (stdout.clone(), stderr.clone()),
                 state.meter.clone(),
+                queued.clone(),
                 &limits,
                 state.workdir.path(),
             )
             .await?;
-        Ok(Live {
+        let mut live = Live {
             input,
             stdout,
             stderr,
             done,
             task,
-        })
+            queued,
+        };
+        // The first call's clock starts once the interpreter is ready, not while it starts.
+        let not_started = |detail: String| SandboxError::Engine {
+            reason: format!("the session's interpreter did not start: {detail}"),
+        };
+        match tokio::time::timeout(START_LIMIT, wait(&mut live, &ready)).await {
+            Ok(Waited::Done(done)) if done.status == "ready" => {}
+            Ok(Waited::Done(done)) => return Err(not_started(done.status)),
+            Ok(Waited::Exited(ended)) => {
+                let (stderr, _) = live.stderr.take();
+                return Err(not_started(format!(
+                    "{ended:?}: {}",
+                    String::from_utf8_lossy(&stderr)
+                )));
+            }
+            Err(_) => {
+                return Err(not_started(format!(
+                    "not ready after {} s",
+                    START_LIMIT.as_secs()
+                )));
+            }
+        }
+        live.stdout.take();
+        live.stderr.take();
+        Ok(live)
+    }
+}
+
+/// How long the interpreter may take to start before the session gives up on it (it may
+/// have to wait for an instance slot and a CPU slot; this is not a call's limit).
+const START_LIMIT: Duration = Duration::from_secs(120);
+
+/// [`wait`] under a wall clock of `wall` that leaves out the time the interpreter spent
+/// waiting for a CPU slot: a call is not cut because other programs held the cores.
+async fn wait_on_the_clock(
+    live: &mut Live,
+    nonce: &str,
+    wall: Duration,
+) -> std::result::Result<Waited, tokio::time::error::Elapsed> {
+    let started = tokio::time::Instant::now();
+    let queued_before = live.queued.queued();
+    loop {
+        let queued = live.queued.queued().saturating_sub(queued_before);
+        let deadline = started + wall + queued;
+        match tokio::time::timeout_at(deadline, wait(live, nonce)).await {
+            Ok(waited) => return Ok(waited),
+            Err(elapsed) => {
+                // Past the deadline only if no more waiting for a slot came meanwhile.
+                if started + wall + live.queued.queued().saturating_sub(queued_before)
+                    <= tokio::time::Instant::now()
+                {
+                    return Err(elapsed);
+                }
+            }
+        }
     }
 }
 

@@ -16,9 +16,10 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
 
@@ -30,12 +31,53 @@ pub(crate) fn on_cpu<F: Future + Send>(
     slots: Arc<Semaphore>,
     work: F,
 ) -> impl Future<Output = Result<F::Output, AcquireError>> + Send {
+    on_cpu_counting(slots, work, None)
+}
+
+/// How long a piece of work has waited, runnable, for a slot: the waits that ended and the
+/// one under way.
+#[derive(Debug, Default)]
+pub(crate) struct QueueClock {
+    ended: AtomicU64,
+    since: Mutex<Option<Instant>>,
+}
+
+impl QueueClock {
+    fn start(&self) {
+        let mut since = self.since.lock().unwrap_or_else(PoisonError::into_inner);
+        since.get_or_insert_with(Instant::now);
+    }
+
+    fn stop(&self) {
+        let mut since = self.since.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(at) = since.take() {
+            let nanos = u64::try_from(at.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.ended.fetch_add(nanos, Ordering::Relaxed);
+        }
+    }
+
+    /// Time spent waiting so far.
+    pub(crate) fn queued(&self) -> Duration {
+        let since = self.since.lock().unwrap_or_else(PoisonError::into_inner);
+        Duration::from_nanos(self.ended.load(Ordering::Relaxed))
+            + since.map_or(Duration::ZERO, |at| at.elapsed())
+    }
+}
+
+/// [`on_cpu`], timing on `queued` the waits of the work, runnable, for a slot (so a wall
+/// clock can leave out time the guest could not run).
+pub(crate) fn on_cpu_counting<F: Future + Send>(
+    slots: Arc<Semaphore>,
+    work: F,
+    queued: Option<Arc<QueueClock>>,
+) -> impl Future<Output = Result<F::Output, AcquireError>> + Send {
     OnCpu {
         work: Box::pin(work),
         slots,
         permit: None,
         acquire: None,
         waker: Arc::new(Flagging::default()),
+        queued,
     }
 }
 
@@ -45,6 +87,7 @@ struct OnCpu<F> {
     permit: Option<OwnedSemaphorePermit>,
     acquire: Option<Acquire>,
     waker: Arc<Flagging>,
+    queued: Option<Arc<QueueClock>>,
 }
 
 /// A waker that notes being woken, then wakes the task it stands for.
@@ -94,12 +137,18 @@ impl<F: Future> Future for OnCpu<F> {
             let acquire = this
                 .acquire
                 .get_or_insert_with(|| Box::pin(slots.acquire_owned()));
+            if let Some(queued) = &this.queued {
+                queued.start();
+            }
             match acquire.as_mut().poll(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Ready(Ok(permit)) => {
                     this.permit = Some(permit);
                     this.acquire = None;
+                    if let Some(queued) = &this.queued {
+                        queued.stop();
+                    }
                 }
             }
         }

@@ -194,12 +194,12 @@ fn exiting_or_forging_the_end_of_a_call_stays_inside_the_session() {
 #[test]
 fn a_spent_cpu_budget_or_lifetime_closes_the_session() {
     let s = open(SessionLimits {
-        session_cpu_ms: 1_500,
+        session_cpu_ms: 1_000,
         ..limits()
     });
     let spin =
         "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.8:\n    pass";
-    // 800 ms twice: the second call runs out of what the session has left.
+    // 800 ms twice: the second call runs out of the 200 ms the session has left.
     assert_eq!(run(&s, spin).status, RunStatus::Ok);
     assert_eq!(run(&s, spin).status, RunStatus::Timeout);
     let closed = rt().block_on(s.run("1"));
@@ -243,4 +243,45 @@ fn a_session_hammered_from_two_threads_runs_its_calls_one_at_a_time() {
         t.join().expect("thread");
     }
     assert_eq!(run(&s, "count").stdout, "40\n");
+}
+
+#[test]
+fn waiting_for_a_core_does_not_count_against_a_calls_wall_clock() {
+    // One core for the sandbox, held by a program that computes for about a second.
+    let sandbox = grpo_sandbox::Sandbox::new(&grpo_sandbox::SandboxOptions {
+        concurrency: 1,
+        ..Default::default()
+    })
+    .expect("sandbox");
+    let session = rt()
+        .block_on(Session::open(
+            &sandbox,
+            SessionLimits {
+                call: Limits {
+                    time_limit_ms: 200,
+                    wall_limit_ms: Some(400),
+                    ..Limits::default()
+                },
+                ..SessionLimits::default()
+            },
+        ))
+        .expect("session");
+    let hog = {
+        let sandbox = sandbox.clone();
+        rt().spawn(async move {
+            let spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0:\n    pass";
+            sandbox
+                .run(spin, b"", &Limits { time_limit_ms: 3_000, ..Limits::default() })
+                .await
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let r = rt().block_on(session.run("6 * 7")).expect("call");
+    assert_eq!(
+        (r.status, r.stdout.as_str()),
+        (RunStatus::Ok, "42\n"),
+        "{r:?}"
+    );
+    let hogged = rt().block_on(hog).expect("join").expect("run");
+    assert_eq!(hogged.status, RunStatus::Ok, "{hogged:?}");
 }
