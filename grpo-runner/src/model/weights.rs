@@ -11,6 +11,7 @@ use rand_distr::{Distribution, Normal};
 use crate::error::{Error, Result};
 
 use super::ModelConfig;
+use super::lora::Adapter;
 
 /// One decoder layer's weights (tensors that are either the `Var`s or detached views of them).
 #[derive(Debug, Clone)]
@@ -28,6 +29,15 @@ pub(super) struct Layer {
     pub(super) gate: Tensor,
     pub(super) up: Tensor,
     pub(super) down: Tensor,
+    /// LoRA adapters, in the order of [`super::lora::TARGET_MODULES`].
+    pub(super) adapters: [Option<Adapter>; 7],
+}
+
+impl Layer {
+    /// The adapter on `module` (an index into [`super::lora::TARGET_MODULES`]).
+    pub(super) fn adapter(&self, module: usize) -> Option<&Adapter> {
+        self.adapters.get(module).and_then(Option::as_ref)
+    }
 }
 
 /// All weights of the decoder.
@@ -71,6 +81,7 @@ impl Weights {
                 gate: get(format!("{p}.mlp.gate_proj.weight"))?,
                 up: get(format!("{p}.mlp.up_proj.weight"))?,
                 down: get(format!("{p}.mlp.down_proj.weight"))?,
+                adapters: Default::default(),
             });
         }
         Ok(Weights {
@@ -122,6 +133,13 @@ impl Weights {
                         gate: f(&l.gate)?,
                         up: f(&l.up)?,
                         down: f(&l.down)?,
+                        adapters: {
+                            let mut out: [Option<Adapter>; 7] = Default::default();
+                            for (slot, a) in out.iter_mut().zip(&l.adapters) {
+                                *slot = a.as_ref().map(|a| a.map(&f)).transpose()?;
+                            }
+                            out
+                        },
                     })
                 })
                 .collect::<StdResult<_, E>>()?,

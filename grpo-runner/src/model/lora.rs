@@ -1,0 +1,553 @@
+//! LoRA: trainable low-rank adapters on the decoder's projections, with the base weights
+//! frozen, saved in PEFT's layout.
+//!
+//! A projection `y = x·Wᵀ + b` with an adapter becomes `y = x·Wᵀ + b + s·(x·Aᵀ)·Bᵀ`, with
+//! `A: [rank, in]`, `B: [out, rank]` and `s = alpha / rank` (PEFT's `lora_alpha / r`). `A`
+//! starts uniform in ±1/√in (PEFT's Kaiming-uniform with `a = √5`), `B` at zero, so a fresh
+//! adapter leaves the model's outputs exactly as they were. With adapters on, the base
+//! weights are constants (detached, never `Var`s): the optimiser sees only `A` and `B`
+//! ([`Model::named_vars`](super::Model::named_vars)), and no gradient of a frozen weight is
+//! ever computed. The base projection keeps its fused kernel; the adapter adds two thin
+//! multiplies.
+//!
+//! Saved adapters follow PEFT (`adapter_config.json` with `peft_type = "LORA"`, and
+//! `adapter_model.safetensors` with tensors named
+//! `base_model.model.model.layers.{i}.self_attn.q_proj.lora_A.weight`, no adapter name), so
+//! `peft.PeftModel.from_pretrained` loads them onto the same base checkpoint;
+//! [`Model::merged`](super::Model::merged) folds them into plain weights.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor, Var};
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+use super::ModelConfig;
+use super::ops::linear;
+
+/// The projections an adapter can sit on, by their HF module names.
+pub const TARGET_MODULES: [&str; 7] = [
+    "q_proj",
+    "k_proj",
+    "v_proj",
+    "o_proj",
+    "gate_proj",
+    "up_proj",
+    "down_proj",
+];
+
+/// Which projections get adapters, their rank and scale.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoraConfig {
+    /// Train adapters instead of the full model.
+    pub enabled: bool,
+    /// The adapters' rank `r`.
+    pub rank: usize,
+    /// `alpha`: the adapter's output is scaled by `alpha / rank`.
+    pub alpha: f64,
+    /// Dropout on the adapter's input during training (only 0 is supported: a seeded dropout
+    /// that keeps runs reproducible is not written yet).
+    pub dropout: f64,
+    /// The projections that get adapters (HF module names: `q_proj`, `k_proj`, `v_proj`,
+    /// `o_proj`, `gate_proj`, `up_proj`, `down_proj`).
+    pub target_modules: Vec<String>,
+}
+
+impl Default for LoraConfig {
+    fn default() -> Self {
+        LoraConfig {
+            enabled: false,
+            rank: 8,
+            alpha: 16.0,
+            dropout: 0.0,
+            target_modules: TARGET_MODULES.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+}
+
+impl LoraConfig {
+    /// Checks rank, alpha, dropout and the module names.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |field: &str, message: String| Error::Settings {
+            field: format!("lora.{field}"),
+            message,
+        };
+        if self.rank == 0 {
+            return Err(bad("rank", "must be positive".into()));
+        }
+        if !(self.alpha.is_finite() && self.alpha > 0.0) {
+            return Err(bad("alpha", format!("{} must be positive", self.alpha)));
+        }
+        if self.dropout != 0.0 {
+            return Err(bad(
+                "dropout",
+                format!("{} is not supported yet (only 0)", self.dropout),
+            ));
+        }
+        if self.target_modules.is_empty() {
+            return Err(bad("target_modules", "names no module".into()));
+        }
+        if let Some(m) = self
+            .target_modules
+            .iter()
+            .find(|m| !TARGET_MODULES.contains(&m.as_str()))
+        {
+            return Err(bad(
+                "target_modules",
+                format!(
+                    "unknown module `{m}` (one of {})",
+                    TARGET_MODULES.join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `alpha / rank`.
+    pub fn scale(&self) -> f64 {
+        self.alpha / self.rank as f64
+    }
+}
+
+/// One projection's adapter (tensors: the `Var`s, or views of them).
+#[derive(Debug, Clone)]
+pub(super) struct Adapter {
+    pub(super) a: Tensor,
+    pub(super) b: Tensor,
+    pub(super) scale: f64,
+}
+
+impl Adapter {
+    pub(super) fn map<E>(
+        &self,
+        f: &impl Fn(&Tensor) -> std::result::Result<Tensor, E>,
+    ) -> std::result::Result<Self, E> {
+        Ok(Adapter {
+            a: f(&self.a)?,
+            b: f(&self.b)?,
+            scale: self.scale,
+        })
+    }
+}
+
+/// `x·Wᵀ + b`, plus the adapter's `s·(x·Aᵀ)·Bᵀ` when there is one.
+pub(super) fn project(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    adapter: Option<&Adapter>,
+) -> candle_core::Result<Tensor> {
+    let y = linear(x, weight, bias)?;
+    match adapter {
+        None => Ok(y),
+        Some(ad) => y + (linear(&linear(x, &ad.a, None)?, &ad.b, None)? * ad.scale)?,
+    }
+}
+
+/// The block a projection belongs to: `mlp` or `self_attn`.
+pub(super) fn block(module: &str) -> &'static str {
+    if matches!(module, "gate_proj" | "up_proj" | "down_proj") {
+        "mlp"
+    } else {
+        "self_attn"
+    }
+}
+
+/// The PEFT name of a tensor of the adapter on `module` of layer `layer`.
+pub fn peft_name(layer: usize, module: &str, which: char) -> String {
+    let block = block(module);
+    format!("base_model.model.model.layers.{layer}.{block}.{module}.lora_{which}.weight")
+}
+
+/// `[out, in]` of `module` in `config`.
+pub(super) fn module_shape(config: &ModelConfig, module: &str) -> (usize, usize) {
+    let h = config.hidden_size;
+    let q = config.num_attention_heads * config.head_dim;
+    let kv = config.num_key_value_heads * config.head_dim;
+    let i = config.intermediate_size;
+    match module {
+        "q_proj" => (q, h),
+        "k_proj" | "v_proj" => (kv, h),
+        "o_proj" => (h, q),
+        "gate_proj" | "up_proj" => (i, h),
+        _ => (h, i),
+    }
+}
+
+/// Fresh adapter tensors for every target module of every layer, under their PEFT names:
+/// `A` uniform in ±1/√in from a ChaCha generator seeded by `seed`, `B` zero.
+pub(super) fn fresh(
+    config: &ModelConfig,
+    lora: &LoraConfig,
+    dtype: DType,
+    device: &Device,
+    seed: u64,
+) -> Result<HashMap<String, Tensor>> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = HashMap::new();
+    for layer in 0..config.num_hidden_layers {
+        for module in &lora.target_modules {
+            let (out_dim, in_dim) = module_shape(config, module);
+            let bound = 1.0 / (in_dim as f32).sqrt();
+            let a: Vec<f32> = (0..lora.rank * in_dim)
+                .map(|_| rng.gen_range(-bound..bound))
+                .collect();
+            let a = Tensor::from_vec(a, (lora.rank, in_dim), &Device::Cpu)?;
+            let b = Tensor::zeros((out_dim, lora.rank), DType::F32, &Device::Cpu)?;
+            for (which, t) in [('A', a), ('B', b)] {
+                out.insert(
+                    peft_name(layer, module, which),
+                    t.to_dtype(dtype)?.to_device(device)?,
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The adapters of one model: their `Var`s under PEFT names, and the config they were
+/// made with.
+#[derive(Debug, Clone)]
+pub(super) struct Adapters {
+    pub(super) config: LoraConfig,
+    pub(super) vars: BTreeMap<String, Var>,
+}
+
+impl Adapters {
+    /// Checks `tensors` against `config` and `model` and makes them `Var`s.
+    pub(super) fn from_tensors(
+        model: &ModelConfig,
+        config: &LoraConfig,
+        mut tensors: HashMap<String, Tensor>,
+        dtype: DType,
+        device: &Device,
+    ) -> Result<Adapters> {
+        config.validate()?;
+        let mut vars = BTreeMap::new();
+        for layer in 0..model.num_hidden_layers {
+            for module in &config.target_modules {
+                let (out_dim, in_dim) = module_shape(model, module);
+                for (which, shape) in [('A', [config.rank, in_dim]), ('B', [out_dim, config.rank])]
+                {
+                    let name = peft_name(layer, module, which);
+                    let tensor = tensors.remove(&name).ok_or_else(|| Error::MissingTensor {
+                        path: "<adapter>".into(),
+                        name: name.clone(),
+                    })?;
+                    if tensor.dims() != shape {
+                        return Err(Error::TensorShape {
+                            path: "<adapter>".into(),
+                            name,
+                            expected: shape.to_vec(),
+                            found: tensor.dims().to_vec(),
+                        });
+                    }
+                    let var = Var::from_tensor(&tensor.to_dtype(dtype)?.to_device(device)?)?;
+                    vars.insert(name, var);
+                }
+            }
+        }
+        if let Some(extra) = tensors.keys().next() {
+            return Err(Error::invalid(format!(
+                "the adapter has a tensor its config does not name: {extra}"
+            )));
+        }
+        Ok(Adapters {
+            config: config.clone(),
+            vars,
+        })
+    }
+
+    /// The adapter on `module` of layer `layer`, as tensors.
+    pub(super) fn adapter(&self, layer: usize, module: &str) -> Option<Adapter> {
+        let a = self.vars.get(&peft_name(layer, module, 'A'))?;
+        let b = self.vars.get(&peft_name(layer, module, 'B'))?;
+        Some(Adapter {
+            a: a.as_tensor().clone(),
+            b: b.as_tensor().clone(),
+            scale: self.config.scale(),
+        })
+    }
+}
+
+/// PEFT's `adapter_config.json` for `config` on the checkpoint `base`.
+pub fn peft_config_json(config: &LoraConfig, base: &str) -> serde_json::Value {
+    serde_json::json!({
+        "peft_type": "LORA",
+        "task_type": "CAUSAL_LM",
+        "base_model_name_or_path": base,
+        "r": config.rank,
+        "lora_alpha": config.alpha,
+        "lora_dropout": config.dropout,
+        "target_modules": config.target_modules,
+        "bias": "none",
+        "fan_in_fan_out": false,
+        "inference_mode": true,
+        "init_lora_weights": true,
+        "use_rslora": false,
+        "use_dora": false,
+        "modules_to_save": null,
+        "layers_to_transform": null,
+        "revision": null,
+    })
+}
+
+/// Reads `adapter_config.json` in `dir` into a config (PEFT's field names).
+pub fn read_peft_config(dir: &Path) -> Result<LoraConfig> {
+    let path = dir.join("adapter_config.json");
+    let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Config {
+        path: path.clone(),
+        field: "adapter_config.json".into(),
+        message: e.to_string(),
+    })?;
+    let field = |name: &str, message: String| Error::Config {
+        path: path.clone(),
+        field: name.into(),
+        message,
+    };
+    if json["peft_type"].as_str() != Some("LORA") {
+        return Err(field(
+            "peft_type",
+            format!("{} is not LORA", json["peft_type"]),
+        ));
+    }
+    let rank = json["r"]
+        .as_u64()
+        .ok_or_else(|| field("r", "missing or not a positive integer".into()))?;
+    let alpha = json["lora_alpha"]
+        .as_f64()
+        .ok_or_else(|| field("lora_alpha", "missing or not a number".into()))?;
+    let target_modules = match &json["target_modules"] {
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| field("target_modules", "not a list of names".into()))?,
+        serde_json::Value::String(one) => vec![one.clone()],
+        _ => return Err(field("target_modules", "missing".into())),
+    };
+    for unsupported in ["use_dora", "use_rslora"] {
+        if json[unsupported].as_bool() == Some(true) {
+            return Err(field(unsupported, "is not supported".into()));
+        }
+    }
+    let config = LoraConfig {
+        enabled: true,
+        rank: usize::try_from(rank).map_err(|_| field("r", "too large".into()))?,
+        alpha,
+        dropout: 0.0,
+        target_modules,
+    };
+    config.validate()?;
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Model;
+    use super::*;
+
+    fn loss(model: &Model) -> Tensor {
+        let ids = Tensor::new(&[[1u32, 5, 2, 7], [3, 3, 9, 1]], &Device::Cpu).unwrap();
+        let logits = model.forward(&ids, &[0, 0], None).unwrap();
+        // Any smooth scalar of the logits.
+        (logits.sqr().unwrap().sum_all().unwrap() * 1e-2).unwrap()
+    }
+
+    fn scalar(t: &Tensor) -> f64 {
+        t.to_dtype(DType::F64).unwrap().to_scalar::<f64>().unwrap()
+    }
+
+    /// A model with adapters whose `B` is not zero (as after some training).
+    fn trained(base: &Model, config: &LoraConfig) -> Model {
+        let mut tensors = fresh(base.config(), config, base.dtype(), &Device::Cpu, 3).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for (name, t) in tensors.iter_mut() {
+            if name.contains("lora_B") {
+                let n = t.elem_count();
+                let v: Vec<f64> = (0..n).map(|_| rng.gen_range(-0.05..0.05)).collect();
+                *t = Tensor::from_vec(v, t.dims(), &Device::Cpu)
+                    .unwrap()
+                    .to_dtype(base.dtype())
+                    .unwrap();
+            }
+        }
+        base.with_adapters(config, tensors).unwrap()
+    }
+
+    fn on() -> LoraConfig {
+        LoraConfig {
+            enabled: true,
+            rank: 4,
+            alpha: 8.0,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn fresh_adapters_leave_the_outputs_and_train_alone() {
+        let base = Model::random(&ModelConfig::tiny(16), DType::F32, &Device::Cpu, 1).unwrap();
+        let model = base.with_lora(&on(), 0).unwrap();
+        assert_eq!(scalar(&loss(&base)), scalar(&loss(&model)));
+        // Only the adapters are trainable: 2 layers × 7 modules × (A, B).
+        let vars = model.named_vars();
+        assert_eq!(vars.len(), 2 * 7 * 2);
+        assert!(
+            vars.iter()
+                .all(|(n, _)| n.starts_with("base_model.model.model.layers."))
+        );
+        assert_eq!(
+            vars[0].0,
+            "base_model.model.model.layers.0.mlp.down_proj.lora_A.weight"
+        );
+        let grads = loss(&model).backward().unwrap();
+        for (name, var) in model.base_vars() {
+            assert!(
+                grads.get(var.as_tensor()).is_none(),
+                "{name} got a gradient"
+            );
+        }
+        for (name, var) in &vars {
+            assert!(
+                grads.get(var.as_tensor()).is_some(),
+                "{name} has no gradient"
+            );
+        }
+        // The zero B gives A no gradient yet; B's is not zero.
+        let b = &vars
+            .iter()
+            .find(|(n, _)| n.contains("q_proj.lora_B"))
+            .unwrap()
+            .1;
+        let gb = grads
+            .get(b.as_tensor())
+            .unwrap()
+            .abs()
+            .unwrap()
+            .sum_all()
+            .unwrap();
+        assert!(scalar(&gb) > 0.0);
+    }
+
+    #[test]
+    fn adapter_gradients_match_finite_differences() {
+        let base = Model::random(&ModelConfig::tiny(16), DType::F64, &Device::Cpu, 2).unwrap();
+        let model = trained(&base, &on());
+        let grads = loss(&model).backward().unwrap();
+        for name in [
+            "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
+            "base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight",
+            "base_model.model.model.layers.1.mlp.down_proj.lora_A.weight",
+            "base_model.model.model.layers.0.mlp.gate_proj.lora_B.weight",
+        ] {
+            let var = &model.adapters.as_ref().unwrap().vars[name];
+            let analytic = grads.get(var.as_tensor()).unwrap().flatten_all().unwrap();
+            let original = var
+                .as_tensor()
+                .flatten_all()
+                .unwrap()
+                .to_vec1::<f64>()
+                .unwrap();
+            for index in [0usize, original.len() / 2, original.len() - 1] {
+                let h = 1e-6;
+                let at = |delta: f64| {
+                    let mut v = original.clone();
+                    v[index] += delta;
+                    var.set(&Tensor::from_vec(v, var.dims(), &Device::Cpu).unwrap())
+                        .unwrap();
+                    scalar(&loss(&model))
+                };
+                let numeric = (at(h) - at(-h)) / (2.0 * h);
+                at(0.0);
+                let got = analytic.get(index).unwrap().to_scalar::<f64>().unwrap();
+                assert!(
+                    (got - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+                    "{name}[{index}]: autograd {got}, finite differences {numeric}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn merged_weights_give_the_adapters_outputs() {
+        let base = Model::random(&ModelConfig::tiny(16), DType::F64, &Device::Cpu, 4).unwrap();
+        let config = LoraConfig {
+            target_modules: vec!["q_proj".into(), "v_proj".into(), "down_proj".into()],
+            ..on()
+        };
+        let model = trained(&base, &config);
+        let merged = model.merged().unwrap();
+        assert!(merged.lora().is_none());
+        let (a, b) = (scalar(&loss(&model)), scalar(&loss(&merged)));
+        assert!((a - b).abs() < 1e-9 * a.abs().max(1.0), "{a} vs {b}");
+        assert_ne!(a, scalar(&loss(&base)), "the adapters changed the outputs");
+    }
+
+    #[test]
+    fn adapters_save_in_peft_layout_and_load_back() {
+        let base = Model::random(&ModelConfig::tiny(16), DType::F32, &Device::Cpu, 5).unwrap();
+        let model = trained(&base, &on());
+        let dir = tempfile::tempdir().unwrap();
+        model.save_adapter(dir.path(), "tiny-base").unwrap();
+        let config: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("adapter_config.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(config["peft_type"], "LORA");
+        assert_eq!(config["r"], 4);
+        assert_eq!(config["lora_alpha"], 8.0);
+        assert_eq!(config["base_model_name_or_path"], "tiny-base");
+        let saved = candle_core::safetensors::load(
+            dir.path().join("adapter_model.safetensors"),
+            &Device::Cpu,
+        )
+        .unwrap();
+        assert_eq!(saved.len(), 28);
+        assert!(
+            saved.contains_key("base_model.model.model.layers.1.self_attn.o_proj.lora_B.weight")
+        );
+        assert!(
+            saved.keys().all(|k| !k.contains(".default.")),
+            "no adapter name inside"
+        );
+        let loaded = base.load_adapter(dir.path()).unwrap();
+        assert_eq!(scalar(&loss(&loaded)), scalar(&loss(&model)));
+        // A config PEFT writes that we cannot honour is refused, naming the field.
+        let mut bad = config.clone();
+        bad["use_dora"] = true.into();
+        std::fs::write(dir.path().join("adapter_config.json"), bad.to_string()).unwrap();
+        let err = base.load_adapter(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("use_dora"), "{err}");
+    }
+
+    #[test]
+    fn configs_are_checked() {
+        assert!(on().validate().is_ok());
+        for bad in [
+            LoraConfig { rank: 0, ..on() },
+            LoraConfig { alpha: 0.0, ..on() },
+            LoraConfig {
+                dropout: 0.1,
+                ..on()
+            },
+            LoraConfig {
+                target_modules: vec!["qkv".into()],
+                ..on()
+            },
+            LoraConfig {
+                target_modules: vec![],
+                ..on()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+}
