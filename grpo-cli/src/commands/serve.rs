@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use grpo_rewards::code::Limits;
-use grpo_sandbox::{Sandbox, SandboxOptions};
-use grpo_serve::{AuthToken, Service, ServiceConfig};
+use grpo_sandbox::{Allocator, EngineOptions, Sandbox, SandboxOptions};
+use grpo_serve::{AuthToken, Service, ServiceConfig, SessionConfig};
 
 /// Serve the verifiers over HTTP (SandboxFusion-compatible subset and a batch API).
 #[derive(Debug, clap::Args)]
@@ -71,6 +71,16 @@ pub struct Args {
     /// variable GRPO_AUTH_TOKEN holds the token itself instead.
     #[arg(long, value_name = "FILE")]
     pub auth_token_file: Option<std::path::PathBuf>,
+    /// Interpreter sessions (`/v1/sessions`) open at once; one more is answered 429. The
+    /// sandbox gets an instance slot for each, on top of what its workers need.
+    #[arg(long, default_value_t = SessionConfig::default().max_sessions)]
+    pub max_sessions: usize,
+    /// A session unused for this many seconds is closed and its interpreter freed.
+    #[arg(long, default_value_t = SessionConfig::default().idle_ttl.as_secs_f64())]
+    pub session_idle_ttl_s: f64,
+    /// The longest a session may live from its opening, in seconds.
+    #[arg(long, default_value_t = SessionConfig::default().max_lifetime.as_secs_f64())]
+    pub session_lifetime_s: f64,
 }
 
 /// The environment variable holding the service's bearer token (the token itself).
@@ -108,6 +118,16 @@ impl Args {
             self.max_connections > 0,
             "--max-connections must be at least 1"
         );
+        for (flag, seconds) in [
+            ("--session-idle-ttl-s", self.session_idle_ttl_s),
+            ("--session-lifetime-s", self.session_lifetime_s),
+        ] {
+            anyhow::ensure!(
+                seconds.is_finite() && seconds > 0.0 && seconds < 1e9,
+                "{flag} must be a positive number of seconds"
+            );
+        }
+        anyhow::ensure!(self.max_sessions > 0, "--max-sessions must be at least 1");
         let auth_token = self.auth_token()?;
         let defaults = ServiceConfig::default();
         let config = ServiceConfig {
@@ -124,6 +144,12 @@ impl Args {
             max_memory_mb: self.max_memory_mb,
             limits,
             auth_token,
+            sessions: SessionConfig {
+                max_sessions: self.max_sessions,
+                idle_ttl: Duration::from_secs_f64(self.session_idle_ttl_s),
+                max_lifetime: Duration::from_secs_f64(self.session_lifetime_s),
+                ..defaults.sessions.clone()
+            },
             ..defaults
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -158,9 +184,29 @@ impl Args {
 }
 
 async fn serve(addr: String, workers: usize, config: ServiceConfig) -> anyhow::Result<()> {
+    let defaults = SandboxOptions::default();
+    // Each open session holds an instance slot: the default pool's slots stay for the
+    // workers' programs, and the sessions get theirs on top.
+    let allocator = match defaults.engine.allocator {
+        Allocator::Pooling {
+            total_instances,
+            max_memory_mb,
+            keep_resident_mb,
+        } => Allocator::Pooling {
+            total_instances: total_instances
+                .saturating_add(u32::try_from(config.sessions.max_sessions).unwrap_or(u32::MAX)),
+            max_memory_mb,
+            keep_resident_mb,
+        },
+        other => other,
+    };
     let options = SandboxOptions {
         concurrency: workers,
-        ..SandboxOptions::default()
+        engine: EngineOptions {
+            allocator,
+            ..defaults.engine.clone()
+        },
+        ..defaults
     };
     let sandbox = tokio::task::spawn_blocking(move || Sandbox::new(&options))
         .await

@@ -1,5 +1,5 @@
-//! `grpo serve`'s token options: each way of giving the token, and the mistakes refused
-//! before the server starts.
+//! `grpo serve`'s options: each way of giving the token, the session flags, and the
+//! mistakes refused before the server starts.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -113,5 +113,66 @@ fn bad_token_settings_are_refused_before_serving() {
         assert!(!out.status.success(), "{args:?} {env:?} started");
         assert!(stderr.contains(needle), "{args:?} {env:?}: {stderr}");
         assert!(out.stdout.is_empty(), "it listened: {args:?}");
+    }
+}
+
+/// The answer's status and body of `POST path` with a JSON body.
+fn post(addr: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let json = answer
+        .split_once("\r\n\r\n")
+        .and_then(|(_, b)| serde_json::from_str(b).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (status, json)
+}
+
+#[test]
+fn session_flags_set_the_cap_and_the_idle_time_to_live() {
+    let (mut child, addr) = serve(&["--max-sessions", "2", "--session-idle-ttl-s", "30"], None);
+    let open = r#"{"language": "python"}"#;
+    let (first, body) = post(&addr, "/v1/sessions", open);
+    assert_eq!(first, 201, "{body}");
+    assert_eq!(body["idle_ttl_ms"], 30_000);
+    let id = body["id"].as_str().expect("an id").to_owned();
+    let (ran, out) = post(
+        &addr,
+        &format!("/v1/sessions/{id}/run"),
+        r#"{"code": "6 * 7"}"#,
+    );
+    assert_eq!((ran, out["stdout"].as_str()), (200, Some("42\n")), "{out}");
+    assert_eq!(post(&addr, "/v1/sessions", open).0, 201);
+    assert_eq!(
+        post(&addr, "/v1/sessions", open).0,
+        429,
+        "the third is over --max-sessions 2"
+    );
+    child.kill().expect("kill");
+    let _ = child.wait();
+    for args in [
+        ["--max-sessions", "0"],
+        ["--session-idle-ttl-s", "0"],
+        ["--session-lifetime-s", "inf"],
+    ] {
+        let out = grpo()
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .output()
+            .expect("runs");
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(args[0]), "{args:?}: {stderr}");
     }
 }
