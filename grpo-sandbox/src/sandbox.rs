@@ -396,13 +396,14 @@ impl Sandbox {
             .map_err(closed)
     }
 
-    /// Starts the interpreter of a session ([`crate::session`]) as a task of its own: the
-    /// harness's session loop, reading calls from `input`, in `workdir`, under `limits` (the
+    /// The interpreter of a session ([`crate::session`]), as a future for the session to
+    /// poll: the harness's session loop, reading calls from `input`, in `workdir`, under `limits` (the
     /// session's: its CPU for all calls, memory and file quota) with each call's CPU counted
     /// by `meter` and its waits for a CPU slot timed on `queued`. Returns the
-    /// task and the nonce of the harness's ready line. The task holds one live slot for the interpreter's life and a CPU slot only
+    /// future and the nonce of the harness's ready line. It holds one live slot for the
+    /// interpreter's life and a CPU slot only
     /// while it computes; it ends when the guest does (how it ended is its output), and
-    /// aborting it frees the instance.
+    /// dropping it frees the instance.
     pub(crate) async fn start_interpreter(
         &self,
         input: crate::session::SessionInput,
@@ -412,7 +413,7 @@ impl Sandbox {
         limits: &Limits,
         workdir: &Path,
     ) -> Result<(
-        tokio::task::JoinHandle<(RunStatus, Option<i32>, String)>,
+        std::pin::Pin<Box<dyn Future<Output = (RunStatus, Option<i32>, String)> + Send>>,
         String,
     )> {
         limits.validate()?;
@@ -439,7 +440,7 @@ impl Sandbox {
         let mut budget = Budget::new(limits, workdir);
         budget.meter = Some(meter);
         let workdir = workdir.to_path_buf();
-        let task = tokio::spawn(async move {
+        let guest = Box::pin(async move {
             let _live = live;
             let guest = PythonGuest {
                 pre: &sandbox.inner.pre,
@@ -461,7 +462,7 @@ impl Sandbox {
                 Err(e) => (RunStatus::Crash, None, format!("sandbox closed: {e}")),
             }
         });
-        Ok((task, nonce))
+        Ok((guest, nonce))
     }
 
     /// Where run and session directories are created.

@@ -39,7 +39,6 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio::task::JoinHandle;
 use wasmtime_wasi::cli::{IsTerminal, StdinStream};
 use wasmtime_wasi::p2::{InputStream, Pollable, StreamError, StreamResult};
 
@@ -138,20 +137,26 @@ struct State {
 }
 
 /// A running interpreter and the host's ends of its streams.
+/// The interpreter's future: how it ended.
+type Guest =
+    std::pin::Pin<Box<dyn std::future::Future<Output = (RunStatus, Option<i32>, String)> + Send>>;
+
 struct Live {
     input: SessionInput,
     stdout: CappedPipe,
     stderr: CappedPipe,
     done: UnboundedReceiver<Bytes>,
-    task: JoinHandle<(RunStatus, Option<i32>, String)>,
+    /// The interpreter, run to its end: polled only while a call (or the start) waits on it,
+    /// on the caller's own thread, so a call costs no hand-over between threads.
+    guest: Guest,
     /// How long the interpreter has waited, runnable, for a CPU slot.
     queued: Arc<QueueClock>,
 }
 
 impl Drop for Live {
     fn drop(&mut self) {
+        // Dropping the guest future drops its store and frees the instance.
         self.input.close();
-        self.task.abort();
     }
 }
 
@@ -166,7 +171,7 @@ struct Done {
 /// How waiting for a call ended.
 enum Waited {
     Done(Done),
-    Exited(std::result::Result<(RunStatus, Option<i32>, String), tokio::task::JoinError>),
+    Exited((RunStatus, Option<i32>, String)),
 }
 
 impl Session {
@@ -193,7 +198,9 @@ impl Session {
         };
         {
             let mut state = session.state.lock().await;
-            let live = session.start(&state).await?;
+            let live = session
+                .start(state.meter.clone(), state.workdir.path().to_path_buf())
+                .await?;
             state.live = Some(live);
         }
         Ok(session)
@@ -234,7 +241,9 @@ impl Session {
             ));
         }
         if state.live.is_none() {
-            let live = self.start(&state).await?;
+            let live = self
+                .start(state.meter.clone(), state.workdir.path().to_path_buf())
+                .await?;
             state.live = Some(live);
             state.stats.restarts += 1;
         }
@@ -283,7 +292,7 @@ impl Session {
                 };
                 None
             }
-            Ok(Waited::Exited(Ok((status, exit_code, detail)))) => {
+            Ok(Waited::Exited((status, exit_code, detail))) => {
                 result.status = status;
                 result.exit_code = exit_code;
                 Some(if detail.is_empty() {
@@ -291,10 +300,6 @@ impl Session {
                 } else {
                     detail
                 })
-            }
-            Ok(Waited::Exited(Err(e))) => {
-                result.status = RunStatus::Crash;
-                Some(format!("the interpreter's task failed: {e}"))
             }
             Err(_elapsed) => {
                 result.status = RunStatus::Timeout;
@@ -312,7 +317,7 @@ impl Session {
             ));
         }
         if let Some(detail) = lost {
-            // Dropping the interpreter aborts its task and frees its instance.
+            // Dropping the interpreter frees its instance.
             state.live = None;
             tracing::debug!(%detail, status = ?result.status, "session lost its interpreter");
             result.stderr.push_str(&format!(
@@ -344,7 +349,7 @@ impl Session {
     }
 
     /// Starts an interpreter with what is left of the session's CPU budget.
-    async fn start(&self, state: &State) -> Result<Live> {
+    async fn start(&self, meter: Arc<CallMeter>, workdir: std::path::PathBuf) -> Result<Live> {
         let (done_tx, done) = tokio::sync::mpsc::unbounded_channel();
         let cap = self.limits.call.output_bytes;
         let stdout = CappedPipe::for_session(cap, done_tx.clone());
@@ -353,7 +358,7 @@ impl Session {
         let left_ms = self
             .limits
             .session_cpu_ms
-            .saturating_sub(cpu_ms(state.meter.total_ticks()))
+            .saturating_sub(cpu_ms(meter.total_ticks()))
             .max(1);
         let limits = Limits {
             time_limit_ms: left_ms,
@@ -361,17 +366,17 @@ impl Session {
         };
         // The interpreter's start (the harness's set-up) runs under one call's CPU limit.
         let call_ms = self.limits.call.time_limit_ms.min(left_ms);
-        state.meter.start_call(ticks(call_ms));
+        meter.start_call(ticks(call_ms));
         let queued = Arc::new(QueueClock::default());
-        let (task, ready) = self
+        let (guest, ready) = self
             .sandbox
             .start_interpreter(
                 input.clone(),
                 (stdout.clone(), stderr.clone()),
-                state.meter.clone(),
+                meter,
                 queued.clone(),
                 &limits,
-                state.workdir.path(),
+                &workdir,
             )
             .await?;
         let mut live = Live {
@@ -379,7 +384,7 @@ impl Session {
             stdout,
             stderr,
             done,
-            task,
+            guest,
             queued,
         };
         // The first call's clock starts once the interpreter is ready, not while it starts.
@@ -448,7 +453,7 @@ async fn wait(live: &mut Live, nonce: &str) -> Waited {
                     return Waited::Done(done);
                 }
             }
-            ended = &mut live.task => return Waited::Exited(ended),
+            ended = &mut live.guest => return Waited::Exited(ended),
         }
     }
 }
