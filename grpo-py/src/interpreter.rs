@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use grpo_rewards::code::Limits;
-use grpo_rewards::result::RunStatus;
 use grpo_sandbox::{SandboxError, Session, SessionLimits};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -47,17 +46,6 @@ pub(crate) struct RunResult {
     duration_ms: f64,
     /// Whether stdout or stderr was cut at the output cap.
     truncated: bool,
-}
-
-fn status_name(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Ok => "ok",
-        RunStatus::Error => "error",
-        RunStatus::Timeout => "timeout",
-        RunStatus::MemoryLimit => "memory_limit",
-        RunStatus::OutputLimit => "output_limit",
-        RunStatus::Crash => "crash",
-    }
 }
 
 #[pymethods]
@@ -120,7 +108,7 @@ impl RunResult {
 impl From<grpo_rewards::RunResult> for RunResult {
     fn from(r: grpo_rewards::RunResult) -> Self {
         RunResult {
-            status: status_name(r.status).to_owned(),
+            status: r.status.as_str().to_owned(),
             stdout: r.stdout,
             stderr: r.stderr,
             exit_code: r.exit_code,

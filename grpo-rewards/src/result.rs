@@ -25,6 +25,20 @@ pub enum RunStatus {
     Crash,
 }
 
+impl RunStatus {
+    /// The status's name as results write it (`memory_limit`), the same as its JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Error => "error",
+            RunStatus::Timeout => "timeout",
+            RunStatus::MemoryLimit => "memory_limit",
+            RunStatus::OutputLimit => "output_limit",
+            RunStatus::Crash => "crash",
+        }
+    }
+}
+
 /// One sandboxed program's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -191,6 +205,23 @@ pub fn clip(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_names_are_their_json() {
+        for status in [
+            RunStatus::Ok,
+            RunStatus::Error,
+            RunStatus::Timeout,
+            RunStatus::MemoryLimit,
+            RunStatus::OutputLimit,
+            RunStatus::Crash,
+        ] {
+            assert_eq!(
+                serde_json::to_value(status).unwrap(),
+                serde_json::json!(status.as_str())
+            );
+        }
+    }
 
     #[test]
     fn verdict_kinds_serialise_as_documented() {

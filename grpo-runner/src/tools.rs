@@ -86,21 +86,13 @@ pub fn shown_output(run: &RunResult) -> String {
             .map(str::trim)
             .find(|l| !l.is_empty() && !l.starts_with("[sandbox]"))
             .map(str::to_owned)
-            .unwrap_or_else(|| status_name(run.status));
+            .unwrap_or_else(|| run.status.as_str().to_owned());
         if !text.is_empty() {
             text.push('\n');
         }
         text.push_str(&last);
     }
     text
-}
-
-/// A status's name as the results write it (`memory_limit`).
-fn status_name(status: RunStatus) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| format!("{status:?}"))
 }
 
 /// What one completion's tool use looks like so far.

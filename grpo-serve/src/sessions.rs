@@ -31,7 +31,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use grpo_rewards::code::LimitCaps;
-use grpo_rewards::result::{RunResult, RunStatus};
+use grpo_rewards::result::RunResult;
 use grpo_sandbox::{Sandbox, SandboxError, Session, SessionLimits, SessionStats};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -423,18 +423,6 @@ impl Sessions {
     }
 }
 
-/// The snake_case name of a run status, as in JSON.
-fn status_name(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Ok => "ok",
-        RunStatus::Error => "error",
-        RunStatus::Timeout => "timeout",
-        RunStatus::MemoryLimit => "memory_limit",
-        RunStatus::OutputLimit => "output_limit",
-        RunStatus::Crash => "crash",
-    }
-}
-
 /// `POST /v1/sessions`.
 pub(crate) async fn open_handler(
     State(state): State<AppState>,
@@ -488,9 +476,7 @@ pub(crate) async fn run_handler(
         })?;
     match ran {
         Ok(result) => {
-            state
-                .metrics
-                .record_session_call(status_name(result.status));
+            state.metrics.record_session_call(result.status.as_str());
             Ok(Json(result))
         }
         Err(SandboxError::SessionClosed { reason }) => {
