@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-use super::ModelConfig;
 use super::ops::linear;
+use super::{Model, ModelConfig};
 
 /// The projections an adapter can sit on, by their HF module names.
 pub const TARGET_MODULES: [&str; 7] = [
@@ -348,6 +348,112 @@ pub fn read_peft_config(dir: &Path) -> Result<LoraConfig> {
     };
     config.validate()?;
     Ok(config)
+}
+
+/// LoRA on a [`Model`]: adding adapters, folding them in, saving and loading them.
+impl Model {
+    /// The model with fresh LoRA adapters (see [`self`](crate::model::lora)): the base weights frozen, the
+    /// adapters' `A` drawn with `seed` and `B` zero, so its outputs start equal to this
+    /// model's.
+    pub fn with_lora(&self, config: &LoraConfig, seed: u64) -> Result<Model> {
+        config.validate()?;
+        let tensors = fresh(&self.config, config, self.dtype, &self.device, seed)?;
+        self.with_adapters(config, tensors)
+    }
+
+    /// The model with the given adapter tensors (PEFT names) on its frozen base weights.
+    pub fn with_adapters(
+        &self,
+        config: &LoraConfig,
+        tensors: HashMap<String, Tensor>,
+    ) -> Result<Model> {
+        if self.adapters.is_some() {
+            return Err(Error::invalid("the model already has adapters"));
+        }
+        let adapters =
+            Adapters::from_tensors(&self.config, config, tensors, self.dtype, &self.device)?;
+        let mut weights = self.weights.detached();
+        for (index, layer) in weights.layers.iter_mut().enumerate() {
+            for (slot, module) in layer.adapters.iter_mut().zip(TARGET_MODULES) {
+                *slot = adapters.adapter(index, module);
+            }
+        }
+        Ok(Model {
+            weights,
+            adapters: Some(adapters),
+            ..self.clone()
+        })
+    }
+
+    /// The LoRA config, when the model has adapters.
+    pub fn lora(&self) -> Option<&LoraConfig> {
+        self.adapters.as_ref().map(|a| &a.config)
+    }
+
+    /// The adapters folded into the weights, `W + s·B·A`: a plain model (fresh `Var`s, no
+    /// adapters) whose outputs equal this one's. A model without adapters is copied.
+    pub fn merged(&self) -> Result<Model> {
+        let mut tensors = self
+            .base_vars()
+            .into_iter()
+            .map(|(name, var)| Ok((name, var.as_tensor().copy()?)))
+            .collect::<Result<HashMap<_, _>>>()?;
+        if let Some(adapters) = &self.adapters {
+            for layer in 0..self.config.num_hidden_layers {
+                for module in &adapters.config.target_modules {
+                    let Some(ad) = adapters.adapter(layer, module) else {
+                        continue;
+                    };
+                    let block = block(module);
+                    let name = format!("model.layers.{layer}.{block}.{module}.weight");
+                    let base = tensors.remove(&name).ok_or_else(|| Error::MissingTensor {
+                        path: "<memory>".into(),
+                        name: name.clone(),
+                    })?;
+                    let delta = (ad.b.matmul(&ad.a)? * ad.scale)?;
+                    tensors.insert(name, (base + delta)?);
+                }
+            }
+        }
+        Self::from_tensors(&self.config, tensors, self.dtype, &self.device)?
+            .with_compute_dtype(self.compute)
+    }
+
+    /// Writes the adapters in PEFT's layout into `dir`: `adapter_config.json` (naming
+    /// `base` as the checkpoint they sit on) and `adapter_model.safetensors`, each written
+    /// to a temporary file and renamed.
+    pub fn save_adapter(&self, dir: &std::path::Path, base: &str) -> Result<()> {
+        let adapters = self
+            .adapters
+            .as_ref()
+            .ok_or_else(|| Error::invalid("the model has no adapters to save"))?;
+        let io = |path: std::path::PathBuf| move |source| Error::Io { path, source };
+        std::fs::create_dir_all(dir).map_err(io(dir.to_path_buf()))?;
+        let tensors: HashMap<String, Tensor> = adapters
+            .vars
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), v.as_tensor().to_dtype(DType::F32)?)))
+            .collect::<Result<_>>()?;
+        let weights = dir.join("adapter_model.safetensors");
+        let tmp = dir.join(".adapter_model.safetensors.partial");
+        candle_core::safetensors::save(&tensors, &tmp)?;
+        std::fs::rename(&tmp, &weights).map_err(io(weights.clone()))?;
+        let config = dir.join("adapter_config.json");
+        let tmp = dir.join(".adapter_config.json.partial");
+        let text = serde_json::to_string_pretty(&peft_config_json(&adapters.config, base))
+            .map_err(|e| Error::invalid(e.to_string()))?;
+        std::fs::write(&tmp, text).map_err(io(tmp.clone()))?;
+        std::fs::rename(&tmp, &config).map_err(io(config.clone()))?;
+        Ok(())
+    }
+
+    /// This model with the PEFT adapter saved in `dir` on it.
+    pub fn load_adapter(&self, dir: &std::path::Path) -> Result<Model> {
+        let config = read_peft_config(dir)?;
+        let path = dir.join("adapter_model.safetensors");
+        let tensors = candle_core::safetensors::load(&path, &self.device)?;
+        self.with_adapters(&config, tensors)
+    }
 }
 
 #[cfg(test)]
