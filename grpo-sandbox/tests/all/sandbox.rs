@@ -149,6 +149,36 @@ mod basics {
         let r = run("import os; print(os.listdir('/tmp'))");
         assert_eq!(r.stdout, "[]\n", "{r:?}");
     }
+
+    /// Runs reuse instance slots (and their memory, reset from the snapshot): what one run
+    /// writes into the interpreter's globals is gone in the next.
+    #[test]
+    fn no_state_survives_into_the_next_run() {
+        let write = "import builtins, math, sys, random\n\
+                     builtins.leaked = 1\nmath.pi = 3\nsys.modules['leak'] = sys\n\
+                     sys.setrecursionlimit(50)\nrandom.seed(0)\n\
+                     print(random.random())";
+        let check = "import builtins, math, sys, random\n\
+                     print(hasattr(builtins, 'leaked'), math.pi > 3.14, 'leak' in sys.modules, \
+                     sys.getrecursionlimit() > 50)";
+        let mut draws = Vec::new();
+        for _ in 0..6 {
+            let w = run(write);
+            assert_eq!(w.status, RunStatus::Ok, "{w:?}");
+            draws.push(w.stdout);
+            let r = run(check);
+            assert_eq!(r.stdout, "False True False True\n", "{r:?}");
+        }
+        // Each run also gets its own random seed unless it sets one.
+        let fresh: Vec<String> = (0..4)
+            .map(|_| run("import random; print(random.random())").stdout)
+            .collect();
+        assert!(fresh.windows(2).any(|w| w[0] != w[1]), "{fresh:?}");
+        assert!(
+            draws.windows(2).all(|w| w[0] == w[1]),
+            "a seeded run is reproducible"
+        );
+    }
 }
 
 /// Hostile programs: each must be contained with the right status, quickly.
