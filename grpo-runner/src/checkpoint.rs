@@ -82,6 +82,10 @@ pub struct TrainState {
     pub optimizer_step: u64,
     /// The run's wall-clock seconds so far.
     pub elapsed_seconds: f64,
+    /// The LoRA config when the policy trains adapters (`model.safetensors` then holds the
+    /// frozen base weights by HF name and the adapters by PEFT name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lora: Option<crate::model::lora::LoraConfig>,
 }
 
 /// A checkpoint read back.
@@ -119,13 +123,49 @@ fn save_tensors(tensors: &HashMap<String, Tensor>, path: &Path) -> Result<()> {
     fsync(path)
 }
 
-/// The model's `Var`s (f32 master weights) copied to the host, by HF name.
+/// The model's weights (f32 master weights) copied to the host: the base by HF name, and
+/// with LoRA the adapters by PEFT name.
 fn model_tensors(model: &Model) -> Result<HashMap<String, Tensor>> {
-    model
-        .named_vars()
-        .into_iter()
+    let mut vars = model.base_vars();
+    if model.lora().is_some() {
+        vars.extend(model.named_vars());
+    }
+    vars.into_iter()
         .map(|(name, var)| Ok((name, var.as_tensor().detach().to_device(&Device::Cpu)?)))
         .collect()
+}
+
+/// A model from checkpointed tensors: with `lora`, the adapters (PEFT names) go on the
+/// base built from the rest.
+fn checkpointed_model(
+    state: &TrainState,
+    mut tensors: HashMap<String, Tensor>,
+    device: &Device,
+) -> Result<Model> {
+    let adapters: HashMap<String, Tensor> = match &state.lora {
+        Some(_) => {
+            let names: Vec<String> = tensors
+                .keys()
+                .filter(|k| k.starts_with("base_model.model."))
+                .cloned()
+                .collect();
+            names
+                .into_iter()
+                .filter_map(|k| tensors.remove(&k).map(|t| (k, t)))
+                .collect()
+        }
+        None => HashMap::new(),
+    };
+    let model = Model::from_tensors(
+        &state.model_config,
+        tensors,
+        candle_core::DType::F32,
+        device,
+    )?;
+    match &state.lora {
+        Some(lora) => model.with_adapters(lora, adapters),
+        None => Ok(model),
+    }
 }
 
 /// The directory name of the checkpoint of `step`.
@@ -228,18 +268,11 @@ pub fn read(dir: &Path, device: &Device) -> Result<Checkpoint> {
     let load = |name: &str, device: &Device| -> Result<HashMap<String, Tensor>> {
         Ok(candle_core::safetensors::load(dir.join(name), device)?)
     };
-    let dtype = candle_core::DType::F32;
-    let policy = Model::from_tensors(
-        &state.model_config,
-        load("model.safetensors", device)?,
-        dtype,
-        device,
-    )?;
+    let policy = checkpointed_model(&state, load("model.safetensors", device)?, device)?;
     let reference = if dir.join("reference.safetensors").exists() {
-        Some(Model::from_tensors(
-            &state.model_config,
+        Some(checkpointed_model(
+            &state,
             load("reference.safetensors", device)?,
-            dtype,
             device,
         )?)
     } else {

@@ -286,19 +286,29 @@ impl RunDir {
 
     /// Saves the policy in HF format under `final/`, with the run's evaluation settings:
     /// written into `final.partial/`, then renamed, so `final/` is only ever a complete model
-    /// (a run killed in between has none and writes it again when resumed).
+    /// (a run killed in between has none and writes it again when resumed). A policy with
+    /// LoRA adapters is saved merged, with the adapter beside it in PEFT's layout
+    /// (`adapter_config.json` naming `base`, `adapter_model.safetensors`).
     pub fn write_final(
         &self,
         model: &Model,
         tokenizer: &Tokenizer,
         eval: &EvalSettings,
+        base: &str,
     ) -> Result<PathBuf> {
         let dir = self.root.join("final");
         let partial = self.root.join("final.partial");
         if partial.exists() {
             std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
         }
-        crate::loading::save_hf_dir(model, tokenizer, &partial)?;
+        if model.lora().is_some() {
+            // The adapters folded in (what `grpo eval --model` and HF load), and the adapter
+            // itself in PEFT's layout on `base` (what `peft` and vLLM load).
+            crate::loading::save_hf_dir(&model.merged()?, tokenizer, &partial)?;
+            model.save_adapter(&partial, base)?;
+        } else {
+            crate::loading::save_hf_dir(model, tokenizer, &partial)?;
+        }
         eval.write(&partial)?;
         if dir.exists() {
             std::fs::remove_dir_all(&dir).map_err(io(&dir))?;

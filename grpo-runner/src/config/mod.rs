@@ -85,6 +85,9 @@ pub struct TrainConfig {
     /// A code-interpreter tool for the policy.
     #[serde(default)]
     pub tools: ToolsSection,
+    /// LoRA: train low-rank adapters on the frozen model instead of the full model.
+    #[serde(default)]
+    pub lora: crate::model::lora::LoraConfig,
 }
 
 impl TrainConfig {

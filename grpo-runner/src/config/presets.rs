@@ -167,6 +167,7 @@ fn tiny() -> TrainConfig {
         },
         report: ReportSection::default(),
         tools: ToolsSection::default(),
+        lora: crate::model::lora::LoraConfig::default(),
     }
 }
 

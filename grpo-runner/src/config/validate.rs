@@ -27,6 +27,9 @@ impl TrainConfig {
             }
         }
         finite_nonneg("rewards.group_timeout_s", self.rewards.group_timeout_s)?;
+        if self.lora.enabled {
+            self.lora.validate()?;
+        }
         self.algorithm
             .grpo()
             .validate()

@@ -196,6 +196,12 @@ impl Trainer {
             }
             Some(path) => crate::loading::load(&path, DType::F32, &device)?,
         };
+        // LoRA: the adapters are the trainable weights from the start (warm-up included).
+        let policy = if config.lora.enabled {
+            policy.with_lora(&config.lora, derive_seed(config.seed, 5, 0, 0))?
+        } else {
+            policy
+        };
         Self::assemble(
             config,
             &manifest,
@@ -521,6 +527,7 @@ impl Trainer {
             model_config: self.policy.config().clone(),
             optimizer_step: self.optimizer.steps_taken(),
             elapsed_seconds,
+            lora: self.policy.lora().cloned(),
         };
         checkpoint::write(
             root,
@@ -619,7 +626,12 @@ impl Trainer {
             dir.append_eval(&record)?;
             on_event(&Event::Eval(record));
         }
-        dir.write_final(&self.policy, &self.tokenizer, &self.eval_settings())?;
+        dir.write_final(
+            &self.policy,
+            &self.tokenizer,
+            &self.eval_settings(),
+            &String::from(self.config.model.source.clone()),
+        )?;
         if let Err(e) = dir.plot() {
             tracing::warn!("could not draw the plot: {e}");
         }

@@ -85,3 +85,69 @@ fn resume_continues_identically_with_reference_and_minibatches() {
 fn resume_continues_identically_in_bf16() {
     resume_matches(&["model.dtype=bf16", "algorithm.loss.beta=0.04"]);
 }
+
+/// With LoRA, checkpoints hold the frozen base and the adapters (and the reference, β > 0):
+/// resuming continues identically.
+#[test]
+fn resume_continues_identically_with_lora() {
+    resume_matches(&[
+        "lora.enabled=true",
+        "lora.rank=4",
+        "algorithm.loss.beta=0.04",
+    ]);
+}
+
+/// A LoRA run trains the adapters only, and its final model is the adapters folded in,
+/// with the adapter itself beside it in PEFT's layout.
+#[test]
+fn a_lora_run_keeps_its_base_and_saves_merged_weights_and_the_adapter() {
+    use candle_core::Tensor;
+    let config = smoke(&["lora.enabled=true", "lora.rank=4", "lora.alpha=8"]);
+    let out = tempfile::tempdir().unwrap();
+    let mut dir = RunDir::create(out.path(), &config).unwrap();
+    let mut trainer = Trainer::new(config).unwrap();
+    assert_eq!(trainer.policy().lora().map(|l| l.rank), Some(4));
+    let base_before: Vec<Vec<f32>> = trainer
+        .policy()
+        .base_vars()
+        .iter()
+        .map(|(_, v)| v.as_tensor().flatten_all().unwrap().to_vec1().unwrap())
+        .collect();
+    trainer.run(&mut dir, None, &mut |_| {}).unwrap();
+    let base_after: Vec<Vec<f32>> = trainer
+        .policy()
+        .base_vars()
+        .iter()
+        .map(|(_, v)| v.as_tensor().flatten_all().unwrap().to_vec1().unwrap())
+        .collect();
+    assert_eq!(base_before, base_after, "the base weights are frozen");
+
+    let final_dir = out.path().join("final");
+    let adapter: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(final_dir.join("adapter_config.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(adapter["peft_type"], "LORA");
+    assert_eq!(adapter["base_model_name_or_path"], "tiny");
+    assert!(final_dir.join("adapter_model.safetensors").exists());
+    // The merged weights give the trained policy's logits.
+    let (merged, _) = grpo_runner::loading::load_hf_dir(
+        &final_dir,
+        candle_core::DType::F32,
+        &candle_core::Device::Cpu,
+    )
+    .unwrap();
+    assert!(merged.lora().is_none());
+    let ids = Tensor::new(&[[3u32, 4, 5, 6]], &candle_core::Device::Cpu).unwrap();
+    let a = trainer.policy().forward(&ids, &[0], None).unwrap();
+    let b = merged.forward(&ids, &[0], None).unwrap();
+    let diff = (a - b)
+        .unwrap()
+        .abs()
+        .unwrap()
+        .max_all()
+        .unwrap()
+        .to_scalar::<f32>()
+        .unwrap();
+    assert!(diff < 1e-4, "merged logits differ by {diff}");
+}
