@@ -251,22 +251,24 @@ impl Session {
         let call_ms = self.limits.call.time_limit_ms.min(left_ms);
         state.meter.start_call(ticks(call_ms));
         let nonce = harness::nonce();
-        let waited = {
-            let Some(live) = state.live.as_mut() else {
-                return Err(SandboxError::Engine {
-                    reason: "the session's interpreter did not start".into(),
-                });
-            };
-            // Whatever the guest wrote between calls is not this call's.
-            live.stdout.take();
-            live.stderr.take();
-            while live.done.try_recv().is_ok() {}
-            let request = serde_json::json!({ "nonce": nonce, "code": code }).to_string();
-            live.input
-                .push(format!("{}\n{request}", request.len()).as_bytes());
-            let wall = Duration::from_millis(self.limits.call.wall_limit_ms());
-            wait_on_the_clock(live, &nonce, wall).await
+        // Held here while the call runs: if this call is abandoned (its future dropped),
+        // the interpreter goes with it rather than stay mid-call, and the next call starts a
+        // fresh one.
+        let Some(mut live) = state.live.take() else {
+            return Err(SandboxError::Engine {
+                reason: "the session's interpreter did not start".into(),
+            });
         };
+        // Whatever the guest wrote between calls is not this call's.
+        live.stdout.take();
+        live.stderr.take();
+        while live.done.try_recv().is_ok() {}
+        let request = serde_json::json!({ "nonce": nonce, "code": code }).to_string();
+        live.input
+            .push(format!("{}\n{request}", request.len()).as_bytes());
+        let wall = Duration::from_millis(self.limits.call.wall_limit_ms());
+        let waited = wait_on_the_clock(&mut live, &nonce, wall).await;
+        state.live = Some(live);
         state.stats.calls += 1;
         state.stats.cpu_ms = cpu_ms(state.meter.total_ticks());
         let mut result = {
@@ -445,17 +447,33 @@ async fn wait_on_the_clock(
 }
 
 /// Waits for the end of the call with `nonce`: its report, or the end of the interpreter.
+/// After the report, the interpreter is run on until it waits on stdin again.
 async fn wait(live: &mut Live, nonce: &str) -> Waited {
     loop {
         tokio::select! {
             line = live.done.recv() => {
                 if let Some(done) = line.as_deref().and_then(|l| report(l, nonce)) {
-                    return Waited::Done(done);
+                    return match settle(live).await {
+                        Some(ended) => Waited::Exited(ended),
+                        None => Waited::Done(done),
+                    };
                 }
             }
             ended = &mut live.guest => return Waited::Exited(ended),
         }
     }
+}
+
+/// Polls the interpreter until it is parked (waiting on stdin, holding no CPU slot and not
+/// queued for one), or ends (its outcome). Nothing polls it between calls: left runnable, it
+/// would keep a CPU slot (or its place in the slots' queue) from every other program.
+async fn settle(live: &mut Live) -> Option<(RunStatus, Option<i32>, String)> {
+    std::future::poll_fn(|cx| match live.guest.as_mut().poll(cx) {
+        std::task::Poll::Ready(ended) => std::task::Poll::Ready(Some(ended)),
+        std::task::Poll::Pending if live.queued.is_parked() => std::task::Poll::Ready(None),
+        std::task::Poll::Pending => std::task::Poll::Pending,
+    })
+    .await
 }
 
 /// The report in an end-of-call line, when the line carries `nonce`.

@@ -40,6 +40,9 @@ pub(crate) fn on_cpu<F: Future + Send>(
 pub(crate) struct QueueClock {
     ended: AtomicU64,
     since: Mutex<Option<Instant>>,
+    /// The work's last poll parked it on something outside it, holding no slot and not
+    /// queued for one.
+    parked: AtomicBool,
 }
 
 impl QueueClock {
@@ -54,6 +57,12 @@ impl QueueClock {
             let nanos = u64::try_from(at.elapsed().as_nanos()).unwrap_or(u64::MAX);
             self.ended.fetch_add(nanos, Ordering::Relaxed);
         }
+    }
+
+    /// Whether the work is parked (see [`QueueClock::parked`]): whoever polls it may stop
+    /// without it holding a slot, or a place in the slots' queue, that nobody would release.
+    pub(crate) fn is_parked(&self) -> bool {
+        self.parked.load(Ordering::SeqCst)
     }
 
     /// Time spent waiting so far.
@@ -132,6 +141,9 @@ impl<F: Future> Future for OnCpu<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Every field is Unpin (the work is boxed).
         let this = Pin::into_inner(self);
+        if let Some(queued) = &this.queued {
+            queued.parked.store(false, Ordering::SeqCst);
+        }
         if this.permit.is_none() {
             let slots = this.slots.clone();
             let acquire = this
@@ -164,6 +176,9 @@ impl<F: Future> Future for OnCpu<F> {
                 if !this.waker.woken.load(Ordering::SeqCst) {
                     // Parked on something outside it: the slot goes back until it wakes.
                     this.permit = None;
+                    if let Some(queued) = &this.queued {
+                        queued.parked.store(true, Ordering::SeqCst);
+                    }
                 }
                 Poll::Pending
             }

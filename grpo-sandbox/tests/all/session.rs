@@ -285,3 +285,51 @@ fn waiting_for_a_core_does_not_count_against_a_calls_wall_clock() {
     let hogged = rt().block_on(hog).expect("join").expect("run");
     assert_eq!(hogged.status, RunStatus::Ok, "{hogged:?}");
 }
+
+/// A session's interpreter is polled only while a call waits on it: after each call it must
+/// be back waiting on stdin, holding no CPU slot. Two sessions and plain runs take turns on
+/// a one-core sandbox many times; one left holding the core would hang the others.
+#[test]
+fn a_finished_call_leaves_no_cpu_slot_held() {
+    let sandbox = grpo_sandbox::Sandbox::new(&grpo_sandbox::SandboxOptions {
+        concurrency: 1,
+        ..Default::default()
+    })
+    .expect("sandbox");
+    let a = rt()
+        .block_on(Session::open(&sandbox, limits()))
+        .expect("session a");
+    let b = rt()
+        .block_on(Session::open(&sandbox, limits()))
+        .expect("session b");
+    let within = |what: &str,
+                  work: std::pin::Pin<
+        Box<dyn std::future::Future<Output = RunResult> + Send + '_>,
+    >| {
+        rt().block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(20), work).await
+        })
+        .unwrap_or_else(|_| panic!("{what} waited 20 s for the core"))
+    };
+    // Each call computes for a few ticks, so the epoch yields come often.
+    let busy = "s = 0\nfor i in range(30000):\n    s += i\ns";
+    for round in 0..60 {
+        for (name, session) in [("a", &a), ("b", &b)] {
+            let r = within(
+                name,
+                Box::pin(async { session.run(busy).await.expect("call") }),
+            );
+            assert_eq!(r.stdout, "449985000\n", "round {round} {name}: {r:?}");
+        }
+        let r = within(
+            "a plain run",
+            Box::pin(async {
+                sandbox
+                    .run("print(1)", b"", &Limits::default())
+                    .await
+                    .expect("run")
+            }),
+        );
+        assert_eq!(r.stdout, "1\n");
+    }
+}
