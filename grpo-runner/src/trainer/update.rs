@@ -257,19 +257,29 @@ mod tests {
         let (va, vb) = (a.to_scalar::<f32>().unwrap(), b.to_scalar::<f32>().unwrap());
         assert!((va - vb).abs() < 1e-4, "{va} vs {vb}");
         let (ga, gb) = (a.backward().unwrap(), b.backward().unwrap());
-        for (name, var) in model.named_vars() {
-            let x = ga.get(var.as_tensor()).unwrap();
-            let y = gb.get(var.as_tensor()).unwrap();
-            let diff = (x - y)
-                .unwrap()
-                .abs()
-                .unwrap()
-                .max_all()
-                .unwrap()
-                .to_scalar::<f32>()
-                .unwrap();
+        for (name, diff) in gradient_differences(&model, &ga, &gb) {
             assert!(diff < 1e-4, "{name}: gradients differ by {diff}");
         }
+    }
+
+    /// Per weight of `model`, the largest absolute difference between two gradient sets.
+    fn gradient_differences(
+        model: &Model,
+        a: &candle_core::backprop::GradStore,
+        b: &candle_core::backprop::GradStore,
+    ) -> Vec<(String, f32)> {
+        model
+            .named_vars()
+            .into_iter()
+            .map(|(name, var)| {
+                let (x, y) = (
+                    a.get(var.as_tensor()).unwrap(),
+                    b.get(var.as_tensor()).unwrap(),
+                );
+                let diff = (x - y).unwrap().abs().unwrap().max_all().unwrap();
+                (name, diff.to_scalar::<f32>().unwrap())
+            })
+            .collect()
     }
 
     /// The loss of one group with the given mask, ratio against `old`, token reduction.
@@ -336,17 +346,7 @@ mod tests {
         let (hand_loss, _) = token_loss(&model, &batch, &by_hand, &old, &advantages);
         assert_eq!(value, hand_loss.to_scalar::<f32>().unwrap());
         let (ga, gb) = (loss.backward().unwrap(), hand_loss.backward().unwrap());
-        for (name, var) in model.named_vars() {
-            let x = ga.get(var.as_tensor()).unwrap();
-            let y = gb.get(var.as_tensor()).unwrap();
-            let diff = (x - y)
-                .unwrap()
-                .abs()
-                .unwrap()
-                .max_all()
-                .unwrap()
-                .to_scalar::<f32>()
-                .unwrap();
+        for (name, diff) in gradient_differences(&model, &ga, &gb) {
             assert_eq!(diff, 0.0, "{name}");
         }
         // And the tool's tokens carry no gradient at all: changing them as targets (the
