@@ -61,6 +61,9 @@ pub struct Manifest {
     /// unknown name is an error naming it.
     #[serde(default, skip_serializing_if = "RewardWeights::is_empty")]
     pub rewards: RewardWeights,
+    /// How math answers are judged (`[math]`): see [`MathOptions`].
+    #[serde(default, skip_serializing_if = "MathOptions::is_default")]
+    pub math: MathOptions,
     /// Split name → file name relative to the pack directory; empty means every `*.jsonl`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub splits: BTreeMap<String, String>,
@@ -93,6 +96,32 @@ impl RewardWeights {
     }
 }
 
+/// The `[math]` table of `pack.toml`: options of the math answer check.
+///
+/// ```
+/// use grpo_tasks::pack::MathOptions;
+/// let m: MathOptions = toml::from_str("evaluated_numbers = true").unwrap();
+/// assert!(m.evaluated_numbers);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MathOptions {
+    /// A reference that is a number accepts only a number written out (an integer, a
+    /// decimal, a fraction in lowest terms, a percentage), not arithmetic that evaluates to
+    /// it: for packs that ask to compute (`What is 60 - 1 + 32?`), where repeating the
+    /// question (`60 - 1 + 32`) is not an answer. Off by default: `\frac{\sqrt{2}}{2}` and
+    /// `2^{10}` are final answers elsewhere.
+    #[serde(default)]
+    pub evaluated_numbers: bool,
+}
+
+impl MathOptions {
+    /// Whether every option is at its default.
+    pub fn is_default(&self) -> bool {
+        *self == MathOptions::default()
+    }
+}
+
 fn default_version() -> String {
     "0.0.0".into()
 }
@@ -107,6 +136,7 @@ impl Manifest {
             description: None,
             template: Template::default(),
             rewards: RewardWeights::default(),
+            math: MathOptions::default(),
             splits: BTreeMap::new(),
         }
     }

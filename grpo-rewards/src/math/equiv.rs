@@ -39,6 +39,11 @@
 //!    different variables, the prediction's names not in the reference are renamed to the
 //!    reference's unused names (every assignment, up to [`MAX_RENAMED`] names), so `g(t)`
 //!    matches `g(s)`.
+//! 10. **Evaluated numbers** (only with [`EquivConfig::evaluated_numbers`], for packs that ask
+//!    to compute): when the reference is a number written out, a prediction without free
+//!    variables must be one too (an integer, a decimal, a fraction in lowest terms, each
+//!    possibly negated or a percentage): `60 - 1 + 32`, `2^3` and `\frac{182}{2}` do not
+//!    answer `What is …?` even where they evaluate to the reference.
 
 use std::collections::BTreeSet;
 
@@ -63,6 +68,9 @@ pub struct EquivConfig {
     /// Whether answers that differ only in variable names match (`g(s)` and `g(t)`); off by
     /// default, because a reward should see `x` where the problem asks for `x`.
     pub rename_variables: bool,
+    /// Whether a reference that is a number accepts only a number written out, not
+    /// arithmetic that evaluates to it (rule 10); off by default.
+    pub evaluated_numbers: bool,
 }
 
 impl Default for EquivConfig {
@@ -72,6 +80,7 @@ impl Default for EquivConfig {
             abs_tol: 1e-12,
             points: 5,
             rename_variables: false,
+            evaluated_numbers: false,
         }
     }
 }
@@ -420,6 +429,9 @@ pub(crate) fn pair_interval(e: &Expr) -> Option<Expr> {
 /// Compares two values (or two expressions in free variables); a percentage also matches
 /// its number, and a decimal prediction a reference it rounds or truncates (rule 6).
 pub(crate) fn scalar_equal(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
+    if cfg.evaluated_numbers && written_number(g) && !written_number(p) && closed(p) {
+        return false;
+    }
     if g == p || values_match(g, p, cfg) {
         return true;
     }
@@ -428,6 +440,35 @@ pub(crate) fn scalar_equal(g: &Expr, p: &Expr, cfg: &EquivConfig) -> bool {
         (_, Expr::Percent(x)) => values_match(g, x, cfg),
         _ => decimal_for_exact(g, p) || decimal_for_exact(p, g),
     }
+}
+
+/// Rule 10: a number as one writes a final answer: an integer or decimal literal, a
+/// fraction of two integers in lowest terms (denominator above 1), each possibly negated,
+/// or such a number as a percentage.
+fn written_number(e: &Expr) -> bool {
+    let integer = |e: &Expr| matches!(e, Expr::Num(q) if q.is_integer());
+    match e {
+        Expr::Num(_) | Expr::Decimal(..) => true,
+        Expr::Neg(x) | Expr::Percent(x) => written_number(x),
+        Expr::Product(factors) => match factors.as_slice() {
+            [(n, false), (d, true)] if integer(n) && integer(d) => {
+                let (Expr::Num(n), Expr::Num(d)) = (n, d) else {
+                    return false;
+                };
+                let (n, d) = (n.to_integer(), d.to_integer());
+                d > num_bigint::BigInt::from(1) && num_integer::Integer::gcd(&n, &d) == 1.into()
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether `e` has no free variables (a value, however it is written).
+fn closed(e: &Expr) -> bool {
+    let mut vars = BTreeSet::new();
+    e.variables(&mut vars);
+    vars.is_empty()
 }
 
 /// Rule 6: `p` is a decimal literal (or its negation) standing for `g`'s value (tried both

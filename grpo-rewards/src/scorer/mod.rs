@@ -132,6 +132,9 @@ pub struct ScoringConfig {
     pub limits: Limits,
     /// Caps on what a task's own limits may ask for (the service's maxima).
     pub caps: Option<LimitCaps>,
+    /// A number reference accepts only a number written out, not arithmetic that evaluates
+    /// to it ([`crate::math::EquivConfig::evaluated_numbers`]; a pack's `[math]` table).
+    pub evaluated_numbers: bool,
 }
 
 impl Default for ScoringConfig {
@@ -143,14 +146,20 @@ impl Default for ScoringConfig {
             credit: Credit::Binary,
             limits: Limits::default(),
             caps: None,
+            evaluated_numbers: false,
         }
     }
 }
 
 impl ScoringConfig {
-    /// The pack's weights (defaults where the pack gives none), default everything else.
+    /// The pack's weights (defaults where the pack gives none) and math options, default
+    /// everything else.
     pub fn for_pack(manifest: &Manifest) -> Result<ScoringConfig> {
-        ScoringConfig::with_weights(&RewardWeights::default(), &manifest.rewards)
+        let config = ScoringConfig::with_weights(&RewardWeights::default(), &manifest.rewards)?;
+        Ok(ScoringConfig {
+            evaluated_numbers: manifest.math.evaluated_numbers,
+            ..config
+        })
     }
 
     /// `explicit` weights over the pack's, default everything else.
@@ -257,10 +266,12 @@ impl Scorer {
     /// Errors: invalid weights or limits.
     pub fn new(config: &ScoringConfig) -> Result<Scorer> {
         config.validate()?;
-        let math = MathChecker::new(MathConfig {
+        let mut math = MathConfig {
             answer: config.tags.clone(),
             ..MathConfig::default()
-        })?;
+        };
+        math.equiv.evaluated_numbers = config.evaluated_numbers;
+        let math = MathChecker::new(math)?;
         BUILT.fetch_add(1, Ordering::Relaxed);
         Ok(Scorer {
             weights: config.weights,

@@ -328,3 +328,27 @@ fn invalid_components_are_refused() {
     let err = Scorer::new(&bad_limits).unwrap_err();
     assert!(err.to_string().contains("limits.time_limit_ms"), "{err}");
 }
+
+/// A pack's `[math] evaluated_numbers` reaches the math check: repeating an arithmetic
+/// question is not an answer to it, while the same scorer without the option accepts it.
+#[test]
+fn a_packs_math_options_reach_the_check() {
+    let pack = grpo_tasks::Pack::load("builtin:arith").unwrap();
+    assert!(pack.manifest.math.evaluated_numbers);
+    let strict = Scorer::new(&ScoringConfig::for_pack(&pack.manifest).unwrap()).unwrap();
+    let lax = Scorer::new(&ScoringConfig::default()).unwrap();
+    let task = math("a", "91");
+    let c = vec![
+        "The answer is 60 - 1 + 32.".to_string(),
+        "60 - 1 + 32 = 91, so the answer is 91.".to_string(),
+        "<answer>60-1+32</answer>".to_string(),
+    ];
+    let correct = |scorer: &Scorer| -> Vec<bool> {
+        let r = scorer
+            .score_group_blocking(&task, &c, scorer.options())
+            .unwrap();
+        r.iter().map(|s| s.correct).collect()
+    };
+    assert_eq!(correct(&strict), [false, true, false]);
+    assert_eq!(correct(&lax), [true, true, true]);
+}

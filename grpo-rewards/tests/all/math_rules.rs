@@ -125,6 +125,47 @@ fn rule_9_variable_names_only_when_asked() {
     assert!(!eq_with("x + 1", "t + 2", &free));
 }
 
+/// Rule 10: with `evaluated_numbers`, a number reference takes only a number written out.
+#[test]
+fn rule_10_evaluated_numbers_only_when_asked() {
+    let strict = EquivConfig {
+        evaluated_numbers: true,
+        ..EquivConfig::default()
+    };
+    // (reference, prediction, by default, with evaluated_numbers)
+    let cases: &[(&str, &str, bool, bool)] = &[
+        ("91", "91", true, true),
+        ("91", "91.0", true, true),
+        ("91", "60 - 1 + 32", true, false),
+        ("91", "60-1+32", true, false),
+        ("8", "2^3", true, false),
+        ("91", r"\frac{182}{2}", true, false),
+        ("91", r"91 \cdot 1", true, false),
+        ("-5", "-5", true, true),
+        ("-5", "3 - 8", true, false),
+        ("0.5", r"\frac{1}{2}", true, true),
+        ("0.5", "1/2", true, true),
+        ("0.5", "2/4", true, false),
+        ("1/2", "0.5", true, true),
+        ("50", r"50\%", true, true),
+        ("92", "60 - 1 + 32", false, false),
+        // A relation gives its value, which must be written out too.
+        ("91", "x = 91", true, true),
+        ("91", "x = 60 - 1 + 32", true, false),
+        // Only number references are concerned.
+        ("x + 1", "1 + x", true, true),
+        (r"\sqrt{2}", r"\frac{2}{\sqrt{2}}", true, true),
+    ];
+    for &(gold, pred, default, evaluated) in cases {
+        assert_eq!(eq(gold, pred), default, "{gold} vs {pred}");
+        assert_eq!(
+            eq_with(gold, pred, &strict),
+            evaluated,
+            "{gold} vs {pred}, evaluated"
+        );
+    }
+}
+
 /// (completion, extracted answer) for the extraction the new forms need.
 #[test]
 fn extraction_of_the_new_forms() {

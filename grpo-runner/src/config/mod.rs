@@ -148,6 +148,7 @@ impl TrainConfig {
                 message: e.to_string(),
             })?;
         scoring.format_mode = self.rewards.format_mode;
+        scoring.evaluated_numbers = manifest.math.evaluated_numbers;
         scoring.credit = self.rewards.credit;
         scoring.limits = grpo_rewards::code::Limits {
             time_limit_ms: self.sandbox.time_limit_ms,
