@@ -4,11 +4,14 @@
 //! Each compile gets a fresh job directory holding only `main.c`/`main.cpp`; zig runs there
 //! (so messages name `main.cpp:3:5`, not a host path) under the confinement of
 //! [`confine`](super::confine), with a wall-clock limit that kills its whole process group.
-//! Results are cached by the hash of (language, flags, toolchain version, source).
+//! Results are cached by the hash of (language, flags, toolchain version, whether the
+//! precompiled header applies, source). A C++ source whose includes are all standard headers
+//! compiles with the precompiled `<bits/stdc++.h>` (see [`pch`](super::pch)), and again
+//! without it when that fails, so that it is never the header that rejects a program.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -17,6 +20,7 @@ use tokio::sync::Semaphore;
 use super::cache::{self, DiskCache, Entry, Key, Lru};
 use super::confine::Confinement;
 use super::error::CcError;
+use super::pch;
 use super::run::{Exit, probe, signal_note};
 use super::shadow;
 use super::toolchain::{Toolchain, ZIG_VERSION, elapsed_ms, shipped_headers_hash};
@@ -169,7 +173,8 @@ pub struct CompilerOptions {
     pub disk_cache: bool,
     /// Compiles at once (each is one or two processes of up to `memory_mb`).
     pub max_parallel: usize,
-    /// Use the precompiled `<bits/stdc++.h>` when the warm-up built one.
+    /// Use the precompiled `<bits/stdc++.h>` when the warm-up built one, for the C++ sources
+    /// whose includes it covers.
     pub use_pch: bool,
     /// Try a user and network namespace first (the default); false goes straight to the
     /// fallback, Landlock's TCP rules, as on kernels that refuse namespaces.
@@ -212,6 +217,7 @@ pub(super) struct Inner {
     pub(super) warming: tokio::sync::Mutex<()>,
     /// One lock per key being compiled, so a group of identical sources compiles once.
     pub(super) in_flight: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
+    pub(super) counters: Counters,
 }
 
 static SHARED: OnceLock<Compiler> = OnceLock::new();
@@ -236,6 +242,7 @@ impl Compiler {
                 warm: AtomicBool::new(warm_marker(&toolchain).is_file()),
                 warming: tokio::sync::Mutex::new(()),
                 in_flight: Mutex::new(HashMap::new()),
+                counters: Counters::default(),
                 version: probe.version,
                 confinement: probe.confinement,
                 unconfined_reason: probe.unconfined_reason,
@@ -345,7 +352,7 @@ impl Compiler {
                         pch: pch.as_deref(),
                         renamed,
                     };
-                    self.compile_uncached(job, limits, start, &key).await
+                    self.compile_retrying(job, limits, start, &key).await
                 }
             }
         };
@@ -353,13 +360,77 @@ impl Compiler {
         result
     }
 
-    /// The precompiled `<bits/stdc++.h>` to use for this source, if any.
+    /// Compiles `job`; when it had the precompiled header and the source did not compile
+    /// (an ordinary error, not a limit), compiles it again without, within what is left of
+    /// the wall-clock limit, and that compile's result is the answer: a name the header
+    /// brings in must not reject a program (see [`pch`]). The result is cached under `key`.
+    async fn compile_retrying(
+        &self,
+        job: Job<'_>,
+        limits: &CompileLimits,
+        start: Instant,
+        key: &Key,
+    ) -> Result<Compiled, CcError> {
+        let mut outcome = self.compile_uncached(&job, limits, start).await?;
+        if job.pch.is_some()
+            && outcome.cacheable
+            && matches!(outcome.compiled, Compiled::Failed { .. })
+        {
+            tracing::debug!("failed with the precompiled header; compiling without it");
+            self.inner
+                .counters
+                .retried_without_pch
+                .fetch_add(1, Ordering::Relaxed);
+            let left = CompileLimits {
+                wall_ms: limits.wall_ms.saturating_sub(elapsed_ms(start)).max(1),
+                ..limits.clone()
+            };
+            let plain = Job { pch: None, ..job };
+            outcome = self.compile_uncached(&plain, &left, start).await?;
+        }
+        if outcome.cacheable {
+            let entry = match &outcome.compiled {
+                Compiled::Module { wasm, .. } => {
+                    if let Some(disk) = &self.inner.disk {
+                        disk.put(key, wasm);
+                    }
+                    Entry::Module(wasm.clone())
+                }
+                Compiled::Failed {
+                    return_code,
+                    stderr,
+                    ..
+                } => Entry::Failed {
+                    return_code: *return_code,
+                    stderr: stderr.clone(),
+                },
+            };
+            lock(&self.inner.memory).put(*key, entry);
+        }
+        Ok(outcome.compiled)
+    }
+
+    /// The precompiled `<bits/stdc++.h>` to use for this source, if any (see [`pch`]).
     fn pch_for(&self, lang: CLang, source: &str) -> Option<PathBuf> {
-        if lang != CLang::Cpp || !self.inner.options.use_pch || !source.contains("bits/stdc++.h") {
+        if lang != CLang::Cpp || !self.inner.options.use_pch {
+            return None;
+        }
+        if let Err(refusal) = pch::check(source) {
+            tracing::debug!(?refusal, "compiling without the precompiled header");
             return None;
         }
         let pch = pch_path(&self.inner.toolchain);
         pch.is_file().then_some(pch)
+    }
+
+    /// What this compiler has done since it was made.
+    pub fn stats(&self) -> CompileStats {
+        let counters = &self.inner.counters;
+        CompileStats {
+            compiles: counters.compiles.load(Ordering::Relaxed),
+            with_pch: counters.with_pch.load(Ordering::Relaxed),
+            retried_without_pch: counters.retried_without_pch.load(Ordering::Relaxed),
+        }
     }
 
     fn lookup(&self, key: &Key) -> Option<Compiled> {
@@ -387,19 +458,24 @@ impl Compiler {
         })
     }
 
+    /// Runs one compile (not cached here).
     async fn compile_uncached(
         &self,
-        job: Job<'_>,
+        job: &Job<'_>,
         limits: &CompileLimits,
         start: Instant,
-        key: &Key,
-    ) -> Result<Compiled, CcError> {
+    ) -> Result<Outcome, CcError> {
         let Job {
             lang,
             source,
             pch,
             renamed,
-        } = job;
+        } = *job;
+        let counters = &self.inner.counters;
+        counters.compiles.fetch_add(1, Ordering::Relaxed);
+        if pch.is_some() {
+            counters.with_pch.fetch_add(1, Ordering::Relaxed);
+        }
         let job = tempfile::Builder::new()
             .prefix("grpo-cc-")
             .tempdir()
@@ -432,22 +508,29 @@ impl Compiler {
         if outcome.exit == Exit::Code(0) {
             let wasm = std::fs::read(&wasm_path).map_err(|e| CcError::io(&wasm_path, e))?;
             if !wasm.starts_with(b"\0asm") {
-                return Ok(Compiled::Failed {
-                    return_code: 1,
-                    stderr: format!("{stderr}[compiler] the output is not a wasm module\n"),
-                    compile_ms,
+                return Ok(Outcome {
+                    compiled: Compiled::Failed {
+                        return_code: 1,
+                        stderr: format!("{stderr}[compiler] the output is not a wasm module\n"),
+                        compile_ms,
+                    },
+                    cacheable: false,
                 });
             }
-            let wasm: Arc<[u8]> = wasm.into();
-            lock(&self.inner.memory).put(*key, Entry::Module(wasm.clone()));
-            if let Some(disk) = &self.inner.disk {
-                disk.put(key, &wasm);
-            }
-            tracing::debug!(?lang, compile_ms, bytes = wasm.len(), "compiled");
-            return Ok(Compiled::Module {
-                wasm,
-                cached: false,
+            tracing::debug!(
+                ?lang,
                 compile_ms,
+                bytes = wasm.len(),
+                pch = pch.is_some(),
+                "compiled"
+            );
+            return Ok(Outcome {
+                compiled: Compiled::Module {
+                    wasm: wasm.into(),
+                    cached: false,
+                    compile_ms,
+                },
+                cacheable: true,
             });
         }
         let (return_code, note) = match outcome.exit {
@@ -478,29 +561,56 @@ impl Compiler {
             ),
         };
         // An ordinary error exit is the source's own verdict and repeats; a limit may not.
-        if note.is_none() && !outcome.truncated {
-            lock(&self.inner.memory).put(
-                *key,
-                Entry::Failed {
-                    return_code,
-                    stderr: stderr.clone(),
-                },
-            );
-        }
+        let cacheable = note.is_none() && !outcome.truncated;
         let stderr = match note {
             Some(note) => format!("{stderr}{note}\n"),
             None => stderr,
         };
-        tracing::debug!(?lang, compile_ms, return_code, "compile failed");
-        Ok(Compiled::Failed {
-            return_code,
-            stderr,
+        tracing::debug!(
+            ?lang,
             compile_ms,
+            return_code,
+            pch = pch.is_some(),
+            "compile failed"
+        );
+        Ok(Outcome {
+            compiled: Compiled::Failed {
+                return_code,
+                stderr,
+                compile_ms,
+            },
+            cacheable,
         })
     }
 }
 
+/// What a [`Compiler`] has done since it was made ([`Compiler::stats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompileStats {
+    /// Compiler runs (a cache hit runs none; a retry is a second run).
+    pub compiles: u64,
+    /// Of those, runs with the precompiled `<bits/stdc++.h>`.
+    pub with_pch: u64,
+    /// Sources that failed with the precompiled header and were compiled again without it.
+    pub retried_without_pch: u64,
+}
+
+/// The counters behind [`CompileStats`].
+#[derive(Debug, Default)]
+pub(super) struct Counters {
+    compiles: AtomicU64,
+    with_pch: AtomicU64,
+    retried_without_pch: AtomicU64,
+}
+
+/// One compiler run's result, and whether it is the source's own verdict (worth caching).
+struct Outcome {
+    compiled: Compiled,
+    cacheable: bool,
+}
+
 /// One compile's input.
+#[derive(Clone, Copy)]
 struct Job<'a> {
     lang: CLang,
     /// The source as compiled (after `shadow::rewrite`).

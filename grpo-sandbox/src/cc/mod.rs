@@ -27,12 +27,15 @@ mod compile;
 mod confine;
 mod error;
 mod lex;
+mod pch;
 mod run;
 mod shadow;
 mod toolchain;
 mod warm;
 
-pub use compile::{CLang, CompileLimits, Compiled, Compiler, CompilerOptions, TIMEOUT_CODE};
+pub use compile::{
+    CLang, CompileLimits, CompileStats, Compiled, Compiler, CompilerOptions, TIMEOUT_CODE,
+};
 pub use confine::Confinement;
 pub use error::CcError;
 pub use toolchain::{

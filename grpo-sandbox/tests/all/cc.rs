@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::common::rt;
-use grpo_sandbox::cc::{CLang, CompileLimits, Compiled, Compiler, TIMEOUT_CODE};
+use grpo_sandbox::cc::{CLang, CompileLimits, CompileStats, Compiled, Compiler, TIMEOUT_CODE};
 
 /// The shared compiler (the toolchain installed first when missing: see `cc_toolchain`),
 /// warmed once.
@@ -535,4 +535,116 @@ fn warm_up_from_a_cold_cache() {
         "{:?}",
         start.elapsed()
     );
+}
+
+/// A compiler of its own on the shared, warm toolchain, so that its stats count only the
+/// compiles of one test.
+fn own_compiler(use_pch: bool) -> Compiler {
+    use grpo_sandbox::cc::CompilerOptions;
+    let options = CompilerOptions {
+        use_pch,
+        ..CompilerOptions::default()
+    };
+    Compiler::with_options(compiler().toolchain().clone(), options)
+}
+
+fn compile_on(compiler: &Compiler, source: &str) -> Compiled {
+    rt().block_on(compiler.compile(CLang::Cpp, source, &CompileLimits::default()))
+        .unwrap()
+}
+
+fn stats(compiles: u64, with_pch: u64, retried_without_pch: u64) -> CompileStats {
+    CompileStats {
+        compiles,
+        with_pch,
+        retried_without_pch,
+    }
+}
+
+/// A HumanEval-X style solution: a function, then its test as asserts, each part with its
+/// own includes.
+const FUNCTION_CPP: &str = r#"#include<stdio.h>
+#include<math.h>
+#include<vector>
+#include<string>
+using namespace std;
+#include<algorithm>
+int longest_run(vector<int> xs){
+    int best = 0, run = 0;
+    for (size_t i = 0; i < xs.size(); i++) {
+        run = (i > 0 && xs[i] == xs[i - 1]) ? run + 1 : 1;
+        best = max(best, run);
+    }
+    return best;
+}
+#undef NDEBUG
+#include<assert.h>
+int main(){
+    assert(longest_run({1, 1, 2, 2, 2, 3}) == 3);
+    assert(longest_run({}) == 0);
+}
+"#;
+
+#[test]
+fn ordinary_standard_includes_use_the_precompiled_header() {
+    let compiler = own_compiler(true);
+    let source = fresh(FUNCTION_CPP);
+    let (_, cached, _) = module(compile_on(&compiler, &source));
+    assert!(!cached);
+    assert_eq!(compiler.stats(), stats(1, 1, 0));
+    let (_, cached, _) = module(compile_on(&compiler, &source));
+    assert!(cached);
+    assert_eq!(compiler.stats(), stats(1, 1, 0));
+}
+
+/// `<any>` declares `std::any`: with every standard header visible, the program's global
+/// `any` is ambiguous under `using namespace std;`. It compiles again without the header, and
+/// the second time comes from the cache.
+#[test]
+fn a_global_that_clashes_with_the_whole_library_compiles_without_it() {
+    let compiler = own_compiler(true);
+    let clash = fresh(
+        "#include <iostream>\nusing namespace std;\nint any = 3;\n\
+         int main() { cout << any + 1 << endl; }\n",
+    );
+    module(compile_on(&compiler, &clash));
+    assert_eq!(compiler.stats(), stats(2, 1, 1));
+    let (_, cached, _) = module(compile_on(&compiler, &clash));
+    assert!(cached);
+    assert_eq!(compiler.stats(), stats(2, 1, 1));
+}
+
+/// A source that does not compile reports the compile without the header, word for word as
+/// a compiler that never uses it.
+#[test]
+fn a_compile_error_is_the_one_without_the_precompiled_header() {
+    let source = fresh(
+        "#include <vector>\n#include <string>\nusing namespace std;\n\
+         int main() { vector<int> v; string s = v; return undeclared; }\n",
+    );
+    let with = own_compiler(true);
+    let (code, stderr, _) = failed(compile_on(&with, &source));
+    assert_eq!(with.stats(), stats(2, 1, 1));
+    let without = own_compiler(false);
+    let (plain_code, plain_stderr, _) = failed(compile_on(&without, &source));
+    assert_eq!(without.stats(), stats(1, 0, 0));
+    assert_eq!((code, &stderr), (plain_code, &plain_stderr));
+    assert!(stderr.contains("main.cpp:5:"), "{stderr}"); // after the line `fresh` adds
+}
+
+#[test]
+fn user_and_unknown_headers_and_std_names_keep_the_precompiled_header_off() {
+    let compiler = own_compiler(true);
+    let user = fresh("#include <vector>\n#include \"solution.h\"\nint main() {}\n");
+    let (_, stderr, _) = failed(compile_on(&compiler, &user));
+    assert!(stderr.contains("solution.h"), "{stderr}");
+    let unknown = fresh("#include <vector>\n#include <mutex>\nint main() {}\n");
+    module(compile_on(&compiler, &unknown));
+    // With <numeric> in view, `gcd(a, b)` on `long long` would call `std::gcd`.
+    let own_gcd = fresh(
+        "#include <cstdio>\nusing namespace std;\nint gcd(int a, int b) { return a + b; }\n\
+         int main() { long long a = 4, b = 6; printf(\"%d\\n\", gcd(a, b)); }\n",
+    );
+    module(compile_on(&compiler, &own_gcd));
+    assert_eq!(compiler.stats(), stats(3, 0, 0));
 }

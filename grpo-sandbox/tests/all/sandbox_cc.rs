@@ -436,3 +436,56 @@ fn starting_a_thread_is_a_compile_error_that_says_why() {
         assert!(outcome.run.is_none());
     }
 }
+
+/// Programs with ordinary includes print the same with the precompiled `<bits/stdc++.h>` as
+/// without it, including one that only compiles without it (a global `any`).
+#[test]
+fn the_precompiled_header_does_not_change_what_a_program_prints() {
+    use grpo_sandbox::cc::{Compiler, CompilerOptions};
+    crate::cc_toolchain::ensure();
+    let programs = [
+        "#include <iostream>\n#include <vector>\n#include <algorithm>\nusing namespace std;\n\
+         int main() { vector<int> v{5, 1, 4}; sort(v.begin(), v.end()); \
+         cout << v[0] << v[2] << endl; }\n",
+        "#include<stdio.h>\n#include<math.h>\n#include<stdlib.h>\nusing namespace std;\n\
+         int main() { printf(\"%d %.1f %g\\n\", abs(-3), fabs(-2.5), sqrt(2.0)); }\n",
+        "#define ll long long\n#include <map>\n#include <string>\n#include <cstdio>\n\
+         int main() { std::map<std::string, ll> m{{\"a\", 1LL << 40}}; \
+         printf(\"%lld\\n\", m[\"a\"]); }\n",
+        "#include <iostream>\nusing namespace std;\nint any = 3;\n\
+         int main() { cout << any + 1 << endl; }\n",
+        "#include <string>\n#include <cstdio>\nusing namespace std;\n\
+         int main() { string s = to_string(7) + \"x\"; printf(\"%s\\n\", s.c_str()); }\n\
+         #undef NDEBUG\n#include <cassert>\nint check() { assert(1 + 1 == 2); return 0; }\n",
+    ];
+    let outputs = |use_pch: bool| {
+        let sandbox = Sandbox::new(&grpo_sandbox::SandboxOptions::default()).unwrap();
+        let options = CompilerOptions {
+            use_pch,
+            ..CompilerOptions::default()
+        };
+        let compiler =
+            Compiler::with_options(sandbox.compiler().unwrap().toolchain().clone(), options);
+        assert!(sandbox.with_compiler(compiler.clone()));
+        let printed: Vec<(String, Option<i32>)> = programs
+            .iter()
+            .map(|program| {
+                let request = RunRequest::new(Language::Cpp, *program).with_limits(quick());
+                let outcome = rt().block_on(sandbox.run_program(&request)).unwrap();
+                let run = outcome.run.clone().unwrap_or_else(|| panic!("{outcome:?}"));
+                (run.stdout, run.exit_code)
+            })
+            .collect();
+        (printed, compiler.stats())
+    };
+    let (with, stats) = outputs(true);
+    let (without, plain) = outputs(false);
+    assert_eq!(with, without);
+    assert_eq!(with[3].0, "4\n");
+    assert_eq!(
+        (stats.with_pch, stats.retried_without_pch),
+        (5, 1),
+        "{stats:?}"
+    );
+    assert_eq!(plain.with_pch, 0);
+}
