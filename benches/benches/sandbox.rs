@@ -6,6 +6,10 @@
 //! `check(entry_point)`) concurrently on a shared sandbox; throughput is reported in checks.
 //! Compare with `python3 benches/baselines/python_subprocess.py`, which runs the same programs
 //! as fresh `python3 -I` subprocesses.
+//!
+//! `sandbox/trivial_*` is the per-run floor: one trivial program at a time on one thread
+//! (`cargo bench -p grpo-benches --bench sandbox -- trivial`), as a script and as an
+//! assert-style check; its time per iteration is the cost of one run on one core.
 #![allow(
     clippy::expect_used,
     reason = "a benchmark stops, with its message, when its setup fails"
@@ -80,5 +84,43 @@ fn bench_checks(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_checks);
+fn bench_trivial(c: &mut Criterion) {
+    let sandbox = Sandbox::shared().unwrap();
+    let scorer = grpo_sandbox::scorer(&ScoringConfig::default(), Some(sandbox.clone())).unwrap();
+    let task: Task = serde_json::from_value(serde_json::json!({
+        "kind": "code",
+        "id": "trivial",
+        "prompt": "f",
+        "language": "python",
+        "mode": "full",
+        "tests": {"type": "assert", "code": "assert f() == 1", "entry_point": "f"}
+    }))
+    .expect("a trivial code task");
+    let completion = vec!["def f():\n    return 1\n".to_owned()];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let limits = grpo_sandbox::Limits::default();
+    let script = rt.block_on(sandbox.run("x = 1", b"", &limits)).unwrap();
+    assert_eq!(
+        script.status,
+        grpo_rewards::result::RunStatus::Ok,
+        "{script:?}"
+    );
+    let check = || {
+        rt.block_on(scorer.score_group(&task, &completion, scorer.options()))
+            .unwrap()
+    };
+    assert!(check()[0].verdict.is_correct(), "the trivial check passes");
+    let mut group = c.benchmark_group("sandbox");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("trivial_script", |b| {
+        b.iter(|| rt.block_on(sandbox.run("x = 1", b"", &limits)).unwrap())
+    });
+    group.bench_function("trivial_check", |b| b.iter(check));
+    group.finish();
+}
+
+criterion_group!(benches, bench_trivial, bench_checks);
 criterion_main!(benches);

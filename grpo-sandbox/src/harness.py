@@ -56,6 +56,11 @@ def main(job):
     setprofile = sys.setprofile
     pristine_builtins = dict_(vars(builtins))
     dumps = __import__("json").dumps
+    all_ = all
+    map_ = map
+    is_ = __import__("operator").is_
+    repeat = __import__("itertools").repeat
+    missing = object()
 
     guarded_names = (
         "builtins math cmath operator functools itertools collections re json string "
@@ -75,6 +80,10 @@ def main(job):
         changed = []
         for name, module, saved in guarded:
             current = vars(module)
+            # Every saved name still bound to the very same object: checked in C, the
+            # common case; the loop below only names what changed.
+            if all_(map_(is_, saved.values(), map_(current.get, saved, repeat(missing)))):
+                continue
             for key, value in saved.items():
                 if key not in current or current[key] is not value:
                     if key != "__builtins__":

@@ -56,8 +56,9 @@ pub(crate) struct Job {
 struct Wire<'a> {
     seed: u64,
     harness: &'static str,
+    /// How many bytes of compiled harness follow the job on stdin.
     #[serde(skip_serializing_if = "Option::is_none")]
-    harness_code: Option<&'a str>,
+    harness_len: Option<usize>,
     nonce: &'a str,
     #[serde(flatten)]
     job: &'a Job,
@@ -65,12 +66,14 @@ struct Wire<'a> {
 
 /// Loads the harness from its compiled form. Compiling `harness.py` costs the guest more than
 /// running a typical test, so the sandbox compiles it once (in the sandbox itself, so the
-/// bytecode matches the interpreter exactly) and sends `marshal` bytes with every run.
-const HARNESS_LOADER: &str = "def main(job):\n    import marshal\n    namespace = {'__name__': '__grpo_harness__'}\n    exec(marshal.loads(bytes.fromhex(job.pop('harness_code'))), namespace)\n    namespace['main'](job)\n";
+/// bytecode matches the interpreter exactly) and sends the `marshal` bytes with every run,
+/// raw, on stdin right after the job: a JSON string of their hex cost the guest more to parse
+/// and decode than unmarshalling them.
+const HARNESS_LOADER: &str = "def main(job):\n    import marshal, sys\n    namespace = {'__name__': '__grpo_harness__'}\n    exec(marshal.loads(sys.stdin.buffer.read(job.pop('harness_len'))), namespace)\n    namespace['main'](job)\n";
 
-/// The program that prints the harness's compiled form (hex of `marshal.dumps`); its stdin
-/// is the harness source.
-pub(crate) const COMPILE_HARNESS: &str = "import marshal, sys\nsource = sys.stdin.read()\nsys.stdout.write(marshal.dumps(compile(source, '<harness>', 'exec')).hex())\n";
+/// The program that prints the harness's compiled form (hex of `marshal.dumps`, docstrings
+/// left out); its stdin is the harness source.
+pub(crate) const COMPILE_HARNESS: &str = "import marshal, sys\nsource = sys.stdin.read()\nsys.stdout.write(marshal.dumps(compile(source, '<harness>', 'exec', optimize=2)).hex())\n";
 
 impl Job {
     /// A plain script run.
@@ -128,9 +131,10 @@ impl Job {
         }
     }
 
-    /// The bytes fed to the guest's stdin: `<len>\n<job json>` followed by the program's stdin.
-    /// With `compiled` (hex of the marshalled harness) the guest skips compiling the harness.
-    pub(crate) fn encode(&self, nonce: &str, stdin: &[u8], compiled: Option<&str>) -> Vec<u8> {
+    /// The bytes fed to the guest's stdin: `<len>\n<job json>`, the compiled harness when
+    /// there is one, then the program's stdin. With `compiled` (the marshalled harness) the
+    /// guest skips compiling the harness.
+    pub(crate) fn encode(&self, nonce: &str, stdin: &[u8], compiled: Option<&[u8]>) -> Vec<u8> {
         let harness = if compiled.is_some() {
             HARNESS_LOADER
         } else {
@@ -139,18 +143,32 @@ impl Job {
         let wire = Wire {
             seed: rand::random::<u64>() >> 1,
             harness,
-            harness_code: compiled,
+            harness_len: compiled.map(<[u8]>::len),
             nonce,
             job: self,
         };
         // Serialising plain strings and JSON values cannot fail.
         let json = serde_json::to_vec(&wire).unwrap_or_default();
-        let mut bytes = Vec::with_capacity(json.len() + stdin.len() + 16);
+        let compiled = compiled.unwrap_or_default();
+        let mut bytes = Vec::with_capacity(json.len() + compiled.len() + stdin.len() + 16);
         bytes.extend_from_slice(format!("{}\n", json.len()).as_bytes());
         bytes.extend_from_slice(&json);
+        bytes.extend_from_slice(compiled);
         bytes.extend_from_slice(stdin);
         bytes
     }
+}
+
+/// Bytes from lowercase or uppercase hex; `None` for anything else.
+pub(crate) fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    let digit = |b: u8| (b as char).to_digit(16);
+    let hex = hex.as_bytes();
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    hex.chunks_exact(2)
+        .map(|pair| Some((digit(pair[0])? << 4 | digit(pair[1])?) as u8))
+        .collect()
 }
 
 /// A fresh 128-bit nonce, hex.
@@ -283,6 +301,27 @@ mod tests {
         assert_eq!(job["mode"], "script");
         assert_eq!(job["nonce"], "n");
         assert_eq!(&rest[len..], "in");
+    }
+
+    #[test]
+    fn compiled_harness_goes_between_job_and_stdin() {
+        let bytes = Job::script("print(1)").encode("n", b"in", Some(b"\xe3code"));
+        let newline = bytes.iter().position(|&b| b == b'\n').unwrap();
+        let len: usize = std::str::from_utf8(&bytes[..newline])
+            .unwrap()
+            .parse()
+            .unwrap();
+        let rest = &bytes[newline + 1..];
+        let job: serde_json::Value = serde_json::from_slice(&rest[..len]).unwrap();
+        assert_eq!(job["harness_len"], 5);
+        assert_eq!(&rest[len..], b"\xe3codein");
+    }
+
+    #[test]
+    fn hex_decodes() {
+        assert_eq!(from_hex("00ff1A"), Some(vec![0, 255, 26]));
+        assert_eq!(from_hex("abc"), None);
+        assert_eq!(from_hex("zz"), None);
     }
 
     #[test]

@@ -92,8 +92,15 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 }
 
 /// Builds the engine: async support, epoch interruption, the chosen allocator.
+///
+/// With `GRPO_PERF_MAP` set in the environment, compiled guest code is named in
+/// `/tmp/perf-<pid>.map`, so `perf report` shows which interpreter functions a run spends its
+/// time in (how the profile in the book's benchmarks chapter was taken).
 pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     let mut config = Config::new();
+    if std::env::var_os("GRPO_PERF_MAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     config.epoch_interruption(true);
     config.wasm_component_model(true);
     // Backtraces through CPython's deep wasm stacks are costly to symbolise and unused.

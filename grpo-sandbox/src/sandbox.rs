@@ -63,8 +63,8 @@ struct Inner {
     /// Runs alive at once, computing or waiting (each holds an instance and its memory).
     live: Arc<Semaphore>,
     concurrency: usize,
-    /// The harness, compiled by the guest on first use (hex of its `marshal` bytes).
-    compiled_harness: tokio::sync::OnceCell<Option<String>>,
+    /// The harness, compiled by the guest on first use (its `marshal` bytes).
+    compiled_harness: tokio::sync::OnceCell<Option<Vec<u8>>>,
     /// Where run directories go (`None`: the system's temporary directory).
     temp_root: Option<PathBuf>,
     /// C/C++ compiles at once for this sandbox's own compiler (`None`: the process-wide one).
@@ -520,7 +520,7 @@ impl Sandbox {
     }
 
     /// Has the guest compile the harness; `None` (send the source each time) if that fails.
-    async fn compile_harness(&self) -> Result<Option<String>> {
+    async fn compile_harness(&self) -> Result<Option<Vec<u8>>> {
         let nonce = harness::nonce();
         let input = Job::script(harness::COMPILE_HARNESS).encode(
             &nonce,
@@ -536,12 +536,12 @@ impl Sandbox {
             .await?;
         let (run, _) = harness::finish(raw, &nonce);
         let hex = run.stdout.trim();
-        if run.status == RunStatus::Ok
-            && !hex.is_empty()
-            && hex.bytes().all(|b| b.is_ascii_hexdigit())
-        {
-            tracing::debug!(bytes = hex.len() / 2, "compiled the harness");
-            Ok(Some(hex.to_owned()))
+        let compiled = (run.status == RunStatus::Ok && !hex.is_empty())
+            .then(|| harness::from_hex(hex))
+            .flatten();
+        if let Some(compiled) = compiled {
+            tracing::debug!(bytes = compiled.len(), "compiled the harness");
+            Ok(Some(compiled))
         } else {
             tracing::warn!(status = ?run.status, stderr = %run.stderr, "could not compile the harness; sending source");
             Ok(None)
