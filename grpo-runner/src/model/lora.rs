@@ -144,7 +144,9 @@ pub(super) fn project(
     let y = linear(x, weight, bias)?;
     match adapter {
         None => Ok(y),
-        Some(ad) => y + (linear(&linear(x, &ad.a, None)?, &ad.b, None)? * ad.scale)?,
+        // The scale goes on the rank-r intermediate, not on the output: one output-sized
+        // tensor fewer held by the graph per projection (with SmolLM2's update, gigabytes).
+        Some(ad) => y + linear(&(linear(x, &ad.a, None)? * ad.scale)?, &ad.b, None)?,
     }
 }
 
@@ -521,6 +523,20 @@ mod tests {
                 "{name} got a gradient"
             );
         }
+        // Nor is any gradient of a frozen weight computed (vendored candle-core's matmul
+        // backward skips a side that tracks none): no stored gradient has a weight's shape
+        // (the activations' have 8 rows, the adapters' the rank 4), where upstream candle
+        // stores one per projection and one for the tied embedding.
+        let weight_shaped: Vec<Vec<usize>> = grads
+            .get_ids()
+            .filter_map(|id| grads.get_id(*id))
+            .map(|g| g.dims().to_vec())
+            .filter(|d| d.len() == 2 && d[0] >= 16 && d[1] >= 16)
+            .collect();
+        assert!(
+            weight_shaped.is_empty(),
+            "gradients of frozen weights: {weight_shaped:?}"
+        );
         for (name, var) in &vars {
             assert!(
                 grads.get(var.as_tensor()).is_some(),

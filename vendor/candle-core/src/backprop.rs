@@ -442,11 +442,17 @@ impl Tensor {
                         // Skipping checks, the op went ok, we can skip
                         // the matmul size checks for now.
 
-                        let lhs_grad = grad.matmul(&rhs.t()?)?;
-                        grads.accumulate(lhs, &lhs_grad)?;
-
-                        let rhs_grad = lhs.t()?.matmul(&grad)?;
-                        grads.accumulate(rhs, &rhs_grad)?;
+                        // A side that is a constant (a frozen weight: no op, not a
+                        // variable) gets no gradient: its matmul would be wasted work and
+                        // memory (grpo-rs: LoRA's frozen base, the tied embedding).
+                        if lhs.track_op() {
+                            let lhs_grad = grad.matmul(&rhs.t()?)?;
+                            grads.accumulate(lhs, &lhs_grad)?;
+                        }
+                        if rhs.track_op() {
+                            let rhs_grad = lhs.t()?.matmul(&grad)?;
+                            grads.accumulate(rhs, &rhs_grad)?;
+                        }
                     }
                     Op::Cat(args, dim) => {
                         let mut start_idx = 0;
