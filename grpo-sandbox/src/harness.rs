@@ -163,7 +163,7 @@ impl Job {
 pub(crate) fn from_hex(hex: &str) -> Option<Vec<u8>> {
     let digit = |b: u8| (b as char).to_digit(16);
     let hex = hex.as_bytes();
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     hex.chunks_exact(2)

@@ -40,10 +40,10 @@
 //!    reference's unused names (every assignment, up to [`MAX_RENAMED`] names), so `g(t)`
 //!    matches `g(s)`.
 //! 10. **Evaluated numbers** (only with [`EquivConfig::evaluated_numbers`], for packs that ask
-//!    to compute): when the reference is a number written out, a prediction without free
-//!    variables must be one too (an integer, a decimal, a fraction in lowest terms, each
-//!    possibly negated or a percentage): `60 - 1 + 32`, `2^3` and `\frac{182}{2}` do not
-//!    answer `What is …?` even where they evaluate to the reference.
+//!     to compute): when the reference is a number written out, a prediction without free
+//!     variables must be one too (an integer, a decimal, a fraction in lowest terms, each
+//!     possibly negated or a percentage): `60 - 1 + 32`, `2^3` and `\frac{182}{2}` do not
+//!     answer `What is …?` even where they evaluate to the reference.
 
 use std::collections::BTreeSet;
 

@@ -470,7 +470,7 @@ fn the_precompiled_header_does_not_change_what_a_program_prints() {
         let printed: Vec<(String, Option<i32>)> = programs
             .iter()
             .map(|program| {
-                let request = RunRequest::new(Language::Cpp, *program).with_limits(quick());
+                let request = RunRequest::new(Language::Cpp, program).with_limits(quick());
                 let outcome = rt().block_on(sandbox.run_program(&request)).unwrap();
                 let run = outcome.run.clone().unwrap_or_else(|| panic!("{outcome:?}"));
                 (run.stdout, run.exit_code)
