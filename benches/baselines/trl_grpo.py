@@ -95,6 +95,7 @@ PACKAGES = [
     "accelerate==1.15.0",
     "gguf==0.19.0",
     "requests==2.34.2",
+    "peft==0.21.2",
 ]
 # Written into the venv once PACKAGES are installed: a venv made for another list is updated.
 STAMP = VENV / "grpo-rs-packages.txt"

@@ -287,8 +287,11 @@ impl RunDir {
     /// Saves the policy in HF format under `final/`, with the run's evaluation settings:
     /// written into `final.partial/`, then renamed, so `final/` is only ever a complete model
     /// (a run killed in between has none and writes it again when resumed). A policy with
-    /// LoRA adapters is saved merged, with the adapter beside it in PEFT's layout
-    /// (`adapter_config.json` naming `base`, `adapter_model.safetensors`).
+    /// LoRA adapters is saved merged, with the adapter in PEFT's layout in `final/adapter/`
+    /// (`adapter_config.json` naming `base`, `adapter_model.safetensors`). Not beside the
+    /// merged weights: transformers' `from_pretrained` on a directory with an
+    /// `adapter_config.json` applies that adapter itself, which on merged weights counts it
+    /// twice.
     pub fn write_final(
         &self,
         model: &Model,
@@ -305,7 +308,7 @@ impl RunDir {
             // The adapters folded in (what `grpo eval --model` and HF load), and the adapter
             // itself in PEFT's layout on `base` (what `peft` and vLLM load).
             crate::loading::save_hf_dir(&model.merged()?, tokenizer, &partial)?;
-            model.save_adapter(&partial, base)?;
+            model.save_adapter(&partial.join("adapter"), base)?;
         } else {
             crate::loading::save_hf_dir(model, tokenizer, &partial)?;
         }

@@ -21,6 +21,10 @@ pub struct Args {
     /// A model directory (HF format) or GGUF file.
     #[arg(long)]
     pub model: std::path::PathBuf,
+    /// A PEFT LoRA adapter directory (`adapter_config.json` + `adapter_model.safetensors`)
+    /// to put on the model, e.g. a run's `final/adapter/` on the model it started from.
+    #[arg(long)]
+    pub adapter: Option<std::path::PathBuf>,
     /// The task pack: a .jsonl file, a pack directory, or `builtin:NAME`.
     #[arg(long)]
     pub tasks: String,
@@ -111,6 +115,12 @@ impl Args {
         let device = self.device.open().context("--device")?;
         let (model, tokenizer) = grpo_runner::loading::load(&self.model, DType::F32, &device)
             .with_context(|| format!("loading the model from {}", self.model.display()))?;
+        let model = match &self.adapter {
+            Some(dir) => model
+                .load_adapter(dir)
+                .with_context(|| format!("loading the adapter in {}", dir.display()))?,
+            None => model,
+        };
         let model = model.with_compute_dtype(self.dtype.dtype())?;
         let chat = self
             .chat_template

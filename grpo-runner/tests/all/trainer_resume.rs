@@ -123,13 +123,16 @@ fn a_lora_run_keeps_its_base_and_saves_merged_weights_and_the_adapter() {
     assert_eq!(base_before, base_after, "the base weights are frozen");
 
     let final_dir = out.path().join("final");
+    // The adapter in its own directory: transformers would apply an adapter_config.json
+    // next to the merged weights a second time.
+    assert!(!final_dir.join("adapter_config.json").exists());
     let adapter: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(final_dir.join("adapter_config.json")).unwrap(),
+        &std::fs::read_to_string(final_dir.join("adapter/adapter_config.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(adapter["peft_type"], "LORA");
     assert_eq!(adapter["base_model_name_or_path"], "tiny");
-    assert!(final_dir.join("adapter_model.safetensors").exists());
+    assert!(final_dir.join("adapter/adapter_model.safetensors").exists());
     // The merged weights give the trained policy's logits.
     let (merged, _) = grpo_runner::loading::load_hf_dir(
         &final_dir,
