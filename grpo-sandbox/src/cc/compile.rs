@@ -626,11 +626,18 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The flags the precompiled header is built with, beyond the C++ job flags:
+/// `-fpch-instantiate-templates` instantiates the headers' own template uses once, in the
+/// header, instead of in every compile (a fifth to a third off the compile of a small
+/// program; the objects are the same bytes).
+pub(crate) const PCH_FLAGS: [&str; 1] = ["-fpch-instantiate-templates"];
+
 /// Where the warm-up puts the precompiled `<bits/stdc++.h>` (named by the flags it needs).
 pub(crate) fn pch_path(toolchain: &Toolchain) -> PathBuf {
     let key = cache::key(&[
         toolchain.include_dir().to_string_lossy().as_bytes(),
         CLang::Cpp.flags().join(" ").as_bytes(),
+        PCH_FLAGS.join(" ").as_bytes(),
         shipped_headers_hash().as_bytes(),
     ]);
     toolchain
@@ -644,6 +651,7 @@ pub(crate) fn warm_marker(toolchain: &Toolchain) -> PathBuf {
         CLang::C.flags().join(" ").as_bytes(),
         CLang::Cpp.flags().join(" ").as_bytes(),
         LINK_FLAGS.join(" ").as_bytes(),
+        PCH_FLAGS.join(" ").as_bytes(),
         shipped_headers_hash().as_bytes(),
     ]);
     toolchain

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use std::sync::atomic::Ordering;
 
-use super::compile::{CLang, CompileLimits, Compiled, Compiler, pch_path, warm_marker};
+use super::compile::{CLang, CompileLimits, Compiled, Compiler, PCH_FLAGS, pch_path, warm_marker};
 use super::error::CcError;
 use super::run::Exit;
 use super::toolchain::elapsed_ms;
@@ -155,6 +155,7 @@ impl Compiler {
         let header = toolchain.include_dir().join("bits").join("stdc++.h");
         let mut args: Vec<String> = vec!["c++".to_owned()];
         args.extend(CLang::Cpp.flags().iter().map(|s| (*s).to_owned()));
+        args.extend(PCH_FLAGS.iter().map(|s| (*s).to_owned()));
         args.push(format!("-I{}", toolchain.include_dir().display()));
         args.extend(["-x".to_owned(), "c++-header".to_owned()]);
         args.push(header.display().to_string());
