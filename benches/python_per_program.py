@@ -36,18 +36,14 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HUMANEVAL = os.path.join(ROOT, "grpo-sandbox", "tests", "data", "humaneval", "HumanEval.jsonl.gz")
 
-SIEVE = (
-    "data = '8\\n5 3 9 1 7 2 8 6\\n'.split()\n"
-    "n = int(data[0]); xs = list(map(int, data[1:1 + n]))\n"
-    "sieve = [True] * 5000\n"
-    "count = 0\n"
-    "for i in range(2, 5000):\n"
-    "    if sieve[i]:\n"
-    "        count += 1\n"
-    "        for j in range(i * i, 5000, i):\n"
-    "            sieve[j] = False\n"
-    "print(sum(xs), count)\n"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import languages  # noqa: E402  (the same sieve program as the languages bench)
+
+# The languages bench's Python program with its input written in (no stdin here).
+SIEVE = languages.PROGRAMS["python"].replace(
+    "import sys\ndata = sys.stdin.read().split()\n", f"data = {languages.INPUT!r}.split()\n", 1
 )
+assert "stdin" not in SIEVE
 
 
 def program_sets(repeat):
