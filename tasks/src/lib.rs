@@ -13,7 +13,7 @@
 //!   EvalPlus) and verl's Parquet rows, JSONL or Parquet; and the export to verl's rows
 //!   ([`import::parquet::write_verl`]);
 //! - exact arithmetic expressions ([`expr`]), the language of countdown answers, with a solver;
-//! - the built-in packs ([`builtin`]): `arith`, `arith-digits`, `countdown`, `python`, `pyfunc`.
+//! - the built-in packs ([`builtin`]): `arith`, `arith-digits`, `arith-small`, `countdown`, `python`, `pyfunc`.
 //!
 //! The rewards that check completions live in `grpo-rewards`.
 //!

@@ -31,6 +31,9 @@ pub struct ArithSettings {
     pub difficulty: Difficulty,
     /// The largest operand (other than the small factors of `*` at medium); default 99.
     pub max_operand: i64,
+    /// Operations per problem; `None` draws them as the difficulty says (easy 1–2, medium
+    /// 2–3, hard 3–4).
+    pub steps: Option<usize>,
 }
 
 impl Default for ArithSettings {
@@ -38,6 +41,7 @@ impl Default for ArithSettings {
         ArithSettings {
             difficulty: Difficulty::Easy,
             max_operand: 99,
+            steps: None,
         }
     }
 }
@@ -50,6 +54,14 @@ impl ArithSettings {
                 message: format!("{} is outside 9..=1000000", self.max_operand),
             });
         }
+        if let Some(steps) = self.steps
+            && !(1..=4).contains(&steps)
+        {
+            return Err(GenerateError::Setting {
+                field: "steps",
+                message: format!("{steps} is outside 1..=4"),
+            });
+        }
         Ok(())
     }
 }
@@ -60,14 +72,14 @@ pub(crate) fn draw(settings: &ArithSettings, seed: u64, rng: &mut ChaCha8Rng) ->
     let max = settings.max_operand;
     let (expr, steps) = match settings.difficulty {
         Difficulty::Easy => {
-            let steps = rng.gen_range(1..=2);
+            let steps = settings.steps.unwrap_or_else(|| rng.gen_range(1..=2));
             let text = chain(rng, steps, &[Op::Add, Op::Sub], |rng, _| {
                 rng.gen_range(0..=max)
             });
             (Expr::parse(&text).ok()?, steps)
         }
         Difficulty::Medium => {
-            let steps = rng.gen_range(2..=3);
+            let steps = settings.steps.unwrap_or_else(|| rng.gen_range(2..=3));
             let mut text;
             loop {
                 let ops: Vec<Op> = (0..steps)
@@ -90,7 +102,7 @@ pub(crate) fn draw(settings: &ArithSettings, seed: u64, rng: &mut ChaCha8Rng) ->
             (Expr::parse(&text).ok()?, steps)
         }
         Difficulty::Hard => {
-            let steps = rng.gen_range(3..=4);
+            let steps = settings.steps.unwrap_or_else(|| rng.gen_range(3..=4));
             let leaves: Vec<Expr> = (0..=steps)
                 .map(|_| Expr::Num(BigInt::from(rng.gen_range(1..=max))))
                 .collect();
@@ -251,6 +263,42 @@ mod tests {
         }
         // Steps are drawn 50/50; with 500 draws both kinds are well represented.
         assert!((150..=350).contains(&one_step), "{one_step}");
+    }
+
+    #[test]
+    fn steps_fixes_the_operations_per_problem_at_every_difficulty() {
+        for (difficulty, steps) in [
+            (Difficulty::Easy, 1),
+            (Difficulty::Easy, 3),
+            (Difficulty::Medium, 1),
+            (Difficulty::Hard, 2),
+        ] {
+            let g = Generator::Arith(ArithSettings {
+                difficulty,
+                max_operand: 20,
+                steps: Some(steps),
+            });
+            let all = generate(&g, 200, 7).unwrap();
+            assert_eq!(all.len(), 200);
+            for t in all {
+                let Task::Math(t) = t else { panic!("not math") };
+                let e = Expr::parse(
+                    t.prompt
+                        .trim_start_matches("What is ")
+                        .trim_end_matches('?'),
+                )
+                .unwrap();
+                assert_eq!(e.literals().len(), steps + 1, "{}", t.prompt);
+                assert_eq!(t.metadata.unwrap()["steps"], steps, "{}", t.prompt);
+            }
+        }
+        for bad in [0, 5] {
+            let g = Generator::Arith(ArithSettings {
+                steps: Some(bad),
+                ..Default::default()
+            });
+            assert!(generate(&g, 10, 0).is_err(), "steps {bad}");
+        }
     }
 
     #[test]

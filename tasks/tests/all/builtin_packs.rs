@@ -38,7 +38,13 @@ fn generated_packs_match_their_recipes() {
         .collect();
     assert_eq!(
         generated,
-        ["arith", "arith-digits", "countdown", "pyfunc"],
+        [
+            "arith",
+            "arith-digits",
+            "arith-small",
+            "countdown",
+            "pyfunc"
+        ],
         "every generated pack is checked"
     );
     for name in generated {

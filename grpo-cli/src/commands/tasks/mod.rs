@@ -86,6 +86,9 @@ pub(super) enum TasksCommand {
         /// Arith: the largest operand (default 99; 9 gives single-digit problems).
         #[arg(long)]
         max_operand: Option<i64>,
+        /// Arith: operations per problem, 1 to 4 (default: drawn by the difficulty).
+        #[arg(long)]
+        steps: Option<usize>,
         /// Output: a `.jsonl` file, or a pack directory.
         #[arg(short, long)]
         out: PathBuf,
@@ -177,6 +180,7 @@ impl Args {
                 eval_n,
                 at_most_once,
                 max_operand,
+                steps,
                 out,
             } => generate::run(
                 kind,
@@ -185,7 +189,7 @@ impl Args {
                 &difficulty,
                 eval_n,
                 at_most_once,
-                max_operand,
+                generate::ArithFlags { max_operand, steps },
                 &out,
             ),
             TasksCommand::Import {
