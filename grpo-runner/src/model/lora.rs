@@ -7,8 +7,8 @@
 //! adapter leaves the model's outputs exactly as they were. With adapters on, the base
 //! weights are constants (detached, never `Var`s): the optimiser sees only `A` and `B`
 //! ([`Model::named_vars`](super::Model::named_vars)), and no gradient of a frozen weight is
-//! ever computed. The base projection keeps its fused kernel; the adapter adds two thin
-//! multiplies.
+//! ever computed. In the update a projection and its adapter are one autograd node
+//! (`fused::lora_linear`), which holds no more than the plain projection does.
 //!
 //! Saved adapters follow PEFT (`adapter_config.json` with `peft_type = "LORA"`, and
 //! `adapter_model.safetensors` with tensors named
@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+use super::fused;
 use super::ops::linear;
 use super::{Model, ModelConfig};
 
@@ -141,13 +142,33 @@ pub(super) fn project(
     bias: Option<&Tensor>,
     adapter: Option<&Adapter>,
 ) -> candle_core::Result<Tensor> {
-    let y = linear(x, weight, bias)?;
-    match adapter {
-        None => Ok(y),
-        // The scale goes on the rank-r intermediate, not on the output: one output-sized
-        // tensor fewer held by the graph per projection (with SmolLM2's update, gigabytes).
-        Some(ad) => y + linear(&(linear(x, &ad.a, None)? * ad.scale)?, &ad.b, None)?,
+    let composed = |x: &Tensor, a: &Tensor, b: &Tensor, scale: f64| {
+        linear(x, weight, bias)? + linear(&(linear(x, a, None)? * scale)?, b, None)?
+    };
+    let Some(ad) = adapter else {
+        return linear(x, weight, bias);
+    };
+    let training = x.track_op() || ad.a.track_op() || ad.b.track_op();
+    if !(training && fused::applies(x) && fused::applies(weight)) {
+        return composed(x, &ad.a, &ad.b, ad.scale);
     }
+    // In the update: one graph node instead of three output-sized ones (see `fused::lora`).
+    let dims = x.dims().to_vec();
+    let (out_features, in_features) = weight.dims2()?;
+    let rows: usize = dims[..dims.len() - 1].iter().product();
+    let y = fused::lora_linear(
+        &x.reshape((rows, in_features))?,
+        weight,
+        &ad.a,
+        &ad.b,
+        ad.scale,
+        |x, a, b| composed(x, a, b, ad.scale),
+    )?;
+    let mut out_dims = dims;
+    if let Some(last) = out_dims.last_mut() {
+        *last = out_features;
+    }
+    y.reshape(out_dims)
 }
 
 /// The block a projection belongs to: `mlp` or `self_attn`.

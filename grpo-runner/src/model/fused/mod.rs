@@ -14,7 +14,8 @@
 //! missing or wrong gradient would be silent.
 //!
 //! Files: `norm.rs` (RMSNorm), `rope.rs`, `attention.rs` (scale, mask and softmax), `mlp.rs`
-//! (`silu(gate) · up` and the skinny decode kernel); the shared helpers are here.
+//! (`silu(gate) · up` and the skinny decode kernel), `lora.rs` (a projection with its LoRA
+//! adapter as one node); the shared helpers are here.
 
 use candle_core::cpu::kernels::VecOps;
 use candle_core::{CpuStorage, CustomOp3, DType, Layout, Tensor};
@@ -99,6 +100,7 @@ fn row_max(xs: &[f32]) -> f32 {
 }
 
 mod attention;
+mod lora;
 mod mlp;
 mod norm;
 mod rope;
@@ -106,6 +108,7 @@ mod rope;
 mod tests;
 
 pub(super) use attention::attention_softmax;
+pub(super) use lora::lora_linear;
 pub(super) use mlp::{SKINNY_ROWS, skinny_linear, swiglu};
 pub(super) use norm::rms_norm;
 pub(super) use rope::rope;

@@ -230,3 +230,66 @@ fn attention_softmax_is_the_composed_ops_bit_for_bit_and_its_gradient_is_right()
         assert!(err < 2e-3, "{err}");
     }
 }
+
+/// `x·Wᵀ + b + s·(x·Aᵀ)·Bᵀ` from candle's ops.
+fn composed_lora(
+    w: &Tensor,
+    bias: &Tensor,
+    s: f64,
+) -> impl Fn(&Tensor, &Tensor, &Tensor) -> CResult<Tensor> {
+    move |x: &Tensor, a: &Tensor, b: &Tensor| {
+        x.matmul(&w.t()?)?.broadcast_add(bias)? + (x.matmul(&a.t()?)? * s)?.matmul(&b.t()?)?
+    }
+}
+
+#[test]
+fn lora_linear_is_the_composed_ops_forward_and_backward() {
+    let (w, bias) = (seeded(&[7, 12], 12), seeded(&[7], 13));
+    let s = 2.5;
+    let composed = composed_lora(&w, &bias, s);
+    let x = Var::from_tensor(&seeded(&[5, 12], 11)).unwrap();
+    let a = Var::from_tensor(&seeded(&[3, 12], 14)).unwrap();
+    let b = Var::from_tensor(&seeded(&[7, 3], 15)).unwrap();
+    let (xt, at, bt) = (x.as_tensor(), a.as_tensor(), b.as_tensor());
+    let fused = lora_linear(xt, &w, at, bt, s, &composed).unwrap();
+    let plain = composed(xt, at, bt).unwrap();
+    assert_eq!(bits(&fused), bits(&plain));
+    let fused_grads = project(&fused, 16).backward().unwrap();
+    let plain_grads = project(&plain, 16).backward().unwrap();
+    for v in [&x, &a, &b] {
+        let g = |grads: &candle_core::backprop::GradStore| -> Vec<f32> {
+            grads
+                .get(v.as_tensor())
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .to_vec1()
+                .unwrap()
+        };
+        let (f, p) = (g(&fused_grads), g(&plain_grads));
+        assert_eq!(f.len(), p.len());
+        for (f, p) in f.iter().zip(&p) {
+            assert!((f - p).abs() <= 1e-5 * (1.0 + p.abs()), "{f} against {p}");
+        }
+    }
+    // The frozen weight is a constant: the node never asks for its gradient.
+    assert!(fused_grads.get(&w).is_none());
+}
+
+#[test]
+fn lora_linear_gradients_match_finite_differences() {
+    let (w, bias) = (seeded(&[6, 8], 22), seeded(&[6], 23));
+    let s = 0.75;
+    let composed = composed_lora(&w, &bias, s);
+    let (x, a, b) = (
+        seeded(&[4, 8], 21),
+        seeded(&[2, 8], 24),
+        seeded(&[6, 2], 25),
+    );
+    let run = |x: &Tensor, a: &Tensor, b: &Tensor| {
+        project(&lora_linear(x, &w, a, b, s, &composed).unwrap(), 26)
+    };
+    assert!(gradient_error(&x, &|x| run(x, &a, &b)) < 1e-3);
+    assert!(gradient_error(&a, &|a| run(&x, a, &b)) < 1e-3);
+    assert!(gradient_error(&b, &|b| run(&x, &a, b)) < 1e-3);
+}
