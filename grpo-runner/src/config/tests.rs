@@ -30,7 +30,14 @@ fn presets_start_from_the_model_and_template_they_name() {
 
 #[test]
 fn every_preset_validates_and_round_trips() {
-    for preset in [Preset::Tiny, Preset::Smoke, Preset::Smollm2, Preset::Code] {
+    for preset in [
+        Preset::Tiny,
+        Preset::Smoke,
+        Preset::Smollm2,
+        Preset::Smollm2Lora,
+        Preset::Code,
+        Preset::Tools,
+    ] {
         let config = TrainConfig::preset(preset);
         config.validate().unwrap();
         let text = config.to_toml().unwrap();

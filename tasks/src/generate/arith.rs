@@ -6,6 +6,9 @@
 //! | medium | two or three steps with `*` (one factor 2–12), negatives possible | `What is 35 - 7 * 9?` → `-28` |
 //! | hard | three or four steps, `+ - * /`, parentheses, every division exact | `What is (84 - 12) / (3 + 5)?` → `9` |
 //!
+//! [`ArithSettings::steps`] fixes the number of operations instead (`--steps 1` with
+//! `--max-operand 20` makes the one-step `arith-small` pack).
+//!
 //! Prompts are short on purpose: the built-in `arith` pack trains a tiny character-level
 //! model from scratch. Each task's metadata carries its solution: `expression` (the problem
 //! without spaces, `47-12+8`) and `work` (one operation per step, `["47-12=35", "35+8=43"]`,
