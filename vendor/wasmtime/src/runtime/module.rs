@@ -20,7 +20,8 @@ use std::{fs::File, path::Path};
 use wasmparser::{Parser, ValidPayload, Validator};
 use wasmtime_environ::{
     CompiledFunctionsTable, CompiledModuleInfo, EntityIndex, FuncKey, HostPtr, ModuleTypes,
-    ObjectKind, StaticModuleIndex, TypeTrace, VMOffsets, VMSharedTypeIndex, WasmChecksum,
+    DefinedFuncIndex, ObjectKind, StaticModuleIndex, TypeTrace, VMOffsets, VMSharedTypeIndex,
+    WasmChecksum,
 };
 mod registry;
 
@@ -150,6 +151,13 @@ struct ModuleInner {
     /// improves memory usage for modules that are created but may not ever be
     /// instantiated.
     memory_images: OnceLock<Option<ModuleMemoryImages>>,
+
+    /// Text-section offsets of each escaping defined function's array-to-wasm
+    /// trampoline and body, indexed by `DefinedFuncIndex` (`None` for functions
+    /// that never need a `VMFuncRef`). Built on first use so that making a
+    /// function reference is an index instead of two searches in the
+    /// compiled-function index (grpo-rs patch: see vendor/README.md).
+    func_ref_offsets: OnceLock<Box<[Option<(u32, u32)>]>>,
 
     /// Flag indicating whether this module can be serialized or not.
     #[cfg(any(feature = "cranelift", feature = "winch"))]
@@ -553,6 +561,7 @@ impl Module {
                 engine: engine.clone(),
                 code,
                 memory_images: OnceLock::new(),
+                func_ref_offsets: OnceLock::new(),
                 module,
                 #[cfg(any(feature = "cranelift", feature = "winch"))]
                 serializable,
@@ -643,6 +652,35 @@ impl Module {
 
     pub(crate) fn compiled_module(&self) -> &CompiledModule {
         &self.inner.module
+    }
+
+    /// The text-section offsets `(array_to_wasm_trampoline, wasm_body)` of the
+    /// escaping defined function `index`, from a table built once per module.
+    pub(crate) fn func_ref_offsets(&self, index: DefinedFuncIndex) -> Option<(u32, u32)> {
+        let table = self.inner.func_ref_offsets.get_or_init(|| {
+            let compiled = self.compiled_module();
+            let module = compiled.module();
+            module
+                .functions
+                .iter()
+                .skip(module.num_imported_funcs)
+                .enumerate()
+                .map(|(i, (_, func))| {
+                    if !func.is_escaping() {
+                        return None;
+                    }
+                    let def = DefinedFuncIndex::from_u32(u32::try_from(i).ok()?);
+                    let array = compiled
+                        .func_loc(FuncKey::ArrayToWasmTrampoline(module.module_index, def))
+                        .start;
+                    let wasm = compiled
+                        .func_loc(FuncKey::DefinedWasmFunction(module.module_index, def))
+                        .start;
+                    Some((array, wasm))
+                })
+                .collect()
+        });
+        table.get(index.as_u32() as usize).copied().flatten()
     }
 
     pub(crate) fn engine_code(&self) -> &Arc<EngineCode> {
