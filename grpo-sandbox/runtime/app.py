@@ -2,12 +2,15 @@
 
 componentize-py imports this module at build time and snapshots the interpreter afterwards,
 so everything imported here is ready (and importable by programs) at run time, and nothing
-else from the standard library is. The bootstrap is deliberately small and stable: the test
-harness, which changes more often, is sent by the host with every run.
+else from the standard library is. The test harness (`src/harness.py`, copied next to this
+file by `build.sh` as `grpo_harness.py`, with its SHA-256 in `grpo_harness_sha.py`) is
+imported here too, after the standard library, so its set-up is part of the snapshot.
 
 Protocol (all on stdin, read once): an ASCII decimal length, a newline, that many bytes of
-JSON job `{"seed": int, "harness": str, ...}`, then the program's own stdin. The bootstrap
-reseeds `random`, compiles the harness, and calls its `main(job)`; the harness does the rest.
+JSON job `{"seed": int, "harness": str | null, "harness_sha256": str, ...}`, then the
+program's own stdin. The bootstrap reseeds `random` and calls the harness's `main(job)`: the
+snapshot's when `harness` is null (after checking that the host expects this harness), else
+the one the host sent (source, or a loader for its compiled form), compiled per run.
 """
 
 # The standard library that programs may import. Modules missing here cannot be imported at
@@ -93,6 +96,15 @@ import zlib
 
 from wit_world import exports
 
+# The harness, loaded once into the snapshot, then taken out of `sys.modules` so that programs
+# cannot import it by name.
+import grpo_harness
+import grpo_harness_sha
+
+_HARNESS_MAIN = grpo_harness.main
+_HARNESS_SHA256 = grpo_harness_sha.SHA256
+del sys.modules["grpo_harness"], sys.modules["grpo_harness_sha"]
+
 
 def _read_job():
     raw = sys.stdin.buffer
@@ -114,6 +126,14 @@ class Run(exports.Run):
         job = _read_job()
         random.seed(job.pop("seed"))
         source = job.pop("harness")
+        expected = job.pop("harness_sha256", None)
+        if source is None:
+            if expected != _HARNESS_SHA256:
+                # The host expects another harness than this snapshot's: refuse, loudly.
+                os.write(2, b"grpo runtime: the snapshot's harness is not the host's\n")
+                os._exit(70)
+            _HARNESS_MAIN(job)
+            return
         namespace = {"__name__": "__grpo_harness__", "__builtins__": builtins}
         exec(compile(source, "<harness>", "exec"), namespace)
         namespace["main"](job)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Rebuilds the sandbox's Python runtime, python.wasm.zst, from app.py and the vendored WIT.
+# Rebuilds the sandbox's Python runtime, python.wasm.zst, from app.py, the test harness
+# (../src/harness.py) and the vendored WIT; writes the harness's SHA-256 to harness.sha256.
 #
 #   grpo-sandbox/runtime/build.sh
 #
 # Needs python3 (with venv) and the zstd command. componentize-py 0.25.1 comes from PyPI into a
 # virtual environment outside the repository ($GRPO_RUNTIME_VENV, default
-# ${TMPDIR:-/tmp}/grpo-runtime-venv). The output is byte-for-byte reproducible: the script
-# prints the SHA-256 of the uncompressed component, which runtime/README.md records.
+# ${TMPDIR:-/tmp}/grpo-runtime-venv). The script prints the SHA-256 of the uncompressed
+# component, which runtime/README.md records (builds differ: the snapshot keeps state drawn
+# from the build's randomness, such as string hash seeds).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,11 +23,16 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$here/app.py" "$work/"
+# The test harness goes into the snapshot too; its SHA-256 tells the host which one it is.
+cp "$here/../src/harness.py" "$work/grpo_harness.py"
+harness_sha=$(sha256sum "$work/grpo_harness.py" | cut -d' ' -f1)
+echo "SHA256 = \"$harness_sha\"" > "$work/grpo_harness_sha.py"
 cp -r "$here/wit" "$work/wit"
 cd "$work"
-# Build in a clean directory so nothing but app.py is importable at snapshot time.
+# Build in a clean directory so nothing but app.py and the harness is importable at snapshot time.
 PYTHONDONTWRITEBYTECODE=1 "$venv/bin/componentize-py" -d wit -w python componentize app -o python.wasm
 sha256sum python.wasm | cut -d' ' -f1 > python.wasm.sha256
 zstd -q -19 -f python.wasm -o "$here/python.wasm.zst"
+echo "$harness_sha" > "$here/harness.sha256"
 echo "python.wasm: $(stat -c %s python.wasm) bytes, sha256 $(cat python.wasm.sha256)"
 echo "python.wasm.zst: $(stat -c %s "$here/python.wasm.zst") bytes"

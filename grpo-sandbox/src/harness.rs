@@ -1,8 +1,11 @@
 //! Test harnesses: how a code task and a completion become sandbox jobs, and how the
 //! harness's report comes back.
 //!
-//! The guest-side harness is `harness.py` (in this directory), sent with every run so that a
-//! harness change never needs a new runtime snapshot. Every job carries a fresh 128-bit nonce;
+//! The guest-side harness is `harness.py` (in this directory). The runtime snapshot carries a
+//! copy, loaded and set up at build time (`runtime/build.sh` records its SHA-256 in
+//! `runtime/harness.sha256`); when this file is the same, a job names the snapshot's harness by
+//! that hash and the guest starts it at once. When it differs (the harness was edited and the
+//! snapshot not rebuilt yet), the harness is sent compiled with every run. Every job carries a fresh 128-bit nonce;
 //! the harness prints `\x1egrpo-report <nonce> <json>` on stderr as its very last act, after
 //! the tests ran to the end, and exits at once. The host ignores any report without its nonce,
 //! so early exits (`sys.exit`, `os._exit`, `raise SystemExit`), crashes and forged reports all
@@ -16,6 +19,38 @@ use grpo_rewards::result::RunResult;
 
 /// The guest harness source.
 pub const HARNESS_PY: &str = include_str!("harness.py");
+
+/// SHA-256 (hex) of the harness built into the runtime snapshot.
+pub const SNAPSHOT_HARNESS_SHA256: &str = include_str!("../runtime/harness.sha256").trim_ascii();
+
+/// Whether the snapshot's harness is [`HARNESS_PY`] (computed once).
+pub(crate) fn snapshot_has_harness() -> bool {
+    static SAME: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(HARNESS_PY.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let same = hex == SNAPSHOT_HARNESS_SHA256;
+        if !same {
+            tracing::warn!(
+                "harness.py differs from the runtime snapshot's copy; sending it with every run \
+                 (rebuild the snapshot with grpo-sandbox/runtime/build.sh)"
+            );
+        }
+        same
+    });
+    *SAME
+}
+
+/// How a job gets its harness to the guest.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum HarnessFrom<'a> {
+    /// The snapshot's own copy (the same as [`HARNESS_PY`]).
+    Snapshot,
+    /// Compiled (`marshal` bytes), sent after the job.
+    Compiled(&'a [u8]),
+    /// The source, compiled by the guest.
+    Source,
+}
 
 const REPORT_TAG: &str = "\x1egrpo-report ";
 
@@ -55,7 +90,10 @@ pub(crate) struct Job {
 #[derive(Serialize)]
 struct Wire<'a> {
     seed: u64,
-    harness: &'static str,
+    /// `None`: the snapshot's harness, which must have `harness_sha256`.
+    harness: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    harness_sha256: Option<&'static str>,
     /// How many bytes of compiled harness follow the job on stdin.
     #[serde(skip_serializing_if = "Option::is_none")]
     harness_len: Option<usize>,
@@ -132,17 +170,17 @@ impl Job {
     }
 
     /// The bytes fed to the guest's stdin: `<len>\n<job json>`, the compiled harness when
-    /// there is one, then the program's stdin. With `compiled` (the marshalled harness) the
-    /// guest skips compiling the harness.
-    pub(crate) fn encode(&self, nonce: &str, stdin: &[u8], compiled: Option<&[u8]>) -> Vec<u8> {
-        let harness = if compiled.is_some() {
-            HARNESS_LOADER
-        } else {
-            HARNESS_PY
+    /// it is sent that way, then the program's stdin.
+    pub(crate) fn encode(&self, nonce: &str, stdin: &[u8], harness: HarnessFrom<'_>) -> Vec<u8> {
+        let (source, sha, compiled) = match harness {
+            HarnessFrom::Snapshot => (None, Some(SNAPSHOT_HARNESS_SHA256), None),
+            HarnessFrom::Compiled(bytes) => (Some(HARNESS_LOADER), None, Some(bytes)),
+            HarnessFrom::Source => (Some(HARNESS_PY), None, None),
         };
         let wire = Wire {
             seed: rand::random::<u64>() >> 1,
-            harness,
+            harness: source,
+            harness_sha256: sha,
             harness_len: compiled.map(<[u8]>::len),
             nonce,
             job: self,
@@ -293,7 +331,7 @@ mod tests {
 
     #[test]
     fn encoded_job_starts_with_its_length() {
-        let bytes = Job::script("print(1)").encode("n", b"in", None);
+        let bytes = Job::script("print(1)").encode("n", b"in", HarnessFrom::Source);
         let text = String::from_utf8(bytes).unwrap();
         let (len, rest) = text.split_once('\n').unwrap();
         let len: usize = len.parse().unwrap();
@@ -305,7 +343,7 @@ mod tests {
 
     #[test]
     fn compiled_harness_goes_between_job_and_stdin() {
-        let bytes = Job::script("print(1)").encode("n", b"in", Some(b"\xe3code"));
+        let bytes = Job::script("print(1)").encode("n", b"in", HarnessFrom::Compiled(b"\xe3code"));
         let newline = bytes.iter().position(|&b| b == b'\n').unwrap();
         let len: usize = std::str::from_utf8(&bytes[..newline])
             .unwrap()
@@ -315,6 +353,28 @@ mod tests {
         let job: serde_json::Value = serde_json::from_slice(&rest[..len]).unwrap();
         assert_eq!(job["harness_len"], 5);
         assert_eq!(&rest[len..], b"\xe3codein");
+    }
+
+    #[test]
+    fn a_snapshot_job_names_the_harness_by_its_hash() {
+        let bytes = Job::script("print(1)").encode("n", b"", HarnessFrom::Snapshot);
+        let text = String::from_utf8(bytes).unwrap();
+        let (_, json) = text.split_once('\n').unwrap();
+        let job: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert!(job["harness"].is_null());
+        assert_eq!(job["harness_sha256"], SNAPSHOT_HARNESS_SHA256);
+        assert!(job.get("harness_len").is_none());
+    }
+
+    #[test]
+    fn the_snapshot_carries_this_harness() {
+        // Fails when harness.py was edited without rebuilding the snapshot
+        // (grpo-sandbox/runtime/build.sh): runs would still work, sending the harness each time.
+        assert_eq!(SNAPSHOT_HARNESS_SHA256.len(), 64);
+        assert!(
+            snapshot_has_harness(),
+            "harness.py is not the snapshot's harness: run grpo-sandbox/runtime/build.sh"
+        );
     }
 
     #[test]

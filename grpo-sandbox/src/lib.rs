@@ -20,6 +20,7 @@ mod module;
 mod pipe;
 pub mod reward;
 mod run;
+mod rundir;
 pub mod runtime;
 pub mod sandbox;
 pub mod session;

@@ -125,9 +125,9 @@ pub(crate) async fn execute(
     stdin: &[u8],
     limits: &Limits,
     files: &JobFiles,
-    temp_root: &std::path::Path,
+    dirs: &crate::rundir::RunDirs,
 ) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
-    run::run(engine, &guest, stdin.to_vec(), limits, files, temp_root).await
+    run::run(engine, &guest, stdin.to_vec(), limits, files, dirs).await
 }
 
 async fn run_entry(

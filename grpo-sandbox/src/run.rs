@@ -24,6 +24,7 @@ use crate::budget::{self, Budget, HasBudget, Traps};
 use crate::error::{Result, SandboxError};
 use crate::files::{self, JobFiles};
 use crate::pipe::CappedPipe;
+use crate::rundir::RunDirs;
 
 /// How a guest's call returned (a trap or `exit(n)` is an `Err` of the call instead).
 pub(crate) enum Exit {
@@ -64,24 +65,21 @@ pub(crate) trait Guest {
     ) -> impl Future<Output = wasmtime::Result<Exit>> + Send + 'a;
 }
 
-/// Runs `guest` once under `limits`, with `files` placed in its directory before the run and
-/// `files.fetch` read back after it.
+/// Runs `guest` once under `limits`, in an empty directory from `dirs`, with `files` placed
+/// in it before the run and `files.fetch` read back after it.
 pub(crate) async fn run<G: Guest + Sync>(
     engine: &Engine,
     guest: &G,
     stdin: Vec<u8>,
     limits: &Limits,
     files: &JobFiles,
-    temp_root: &Path,
+    dirs: &RunDirs,
 ) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
     let started = Instant::now();
-    let workdir = tempfile::Builder::new()
-        .prefix("grpo-sandbox-")
-        .tempdir_in(temp_root)
-        .map_err(|source| SandboxError::Io {
-            path: temp_root.to_path_buf(),
-            source,
-        })?;
+    let workdir = dirs.take().map_err(|source| SandboxError::Io {
+        path: dirs.root(),
+        source,
+    })?;
     files::place(workdir.path(), files).map_err(|source| SandboxError::Io {
         path: workdir.path().to_path_buf(),
         source,

@@ -67,6 +67,8 @@ struct Inner {
     compiled_harness: tokio::sync::OnceCell<Option<Vec<u8>>>,
     /// Where run directories go (`None`: the system's temporary directory).
     temp_root: Option<PathBuf>,
+    /// Empty run directories under `temp_root`, reused from run to run.
+    run_dirs: crate::rundir::RunDirs,
     /// C/C++ compiles at once for this sandbox's own compiler (`None`: the process-wide one).
     compile_parallel: Option<usize>,
     /// Programs started so far.
@@ -165,6 +167,7 @@ impl Sandbox {
                 concurrency,
                 compiled_harness: tokio::sync::OnceCell::new(),
                 temp_root: options.temp_root.clone(),
+                run_dirs: crate::rundir::RunDirs::new(options.temp_root.clone()),
                 compile_parallel: options.compile_parallel,
                 runs: std::sync::atomic::AtomicU64::new(0),
                 python_version: tokio::sync::OnceCell::new(),
@@ -309,7 +312,6 @@ impl Sandbox {
             program,
             filename: "main.js",
         };
-        let temp_root = self.temp_root();
         let run = module::execute(
             &self.inner.engine,
             ModuleGuest {
@@ -320,7 +322,7 @@ impl Sandbox {
             stdin,
             limits,
             files,
-            &temp_root,
+            &self.inner.run_dirs,
         );
         let (raw, fetched) = self.on_cpu(run).await??;
         Ok((raw.into_result(), fetched))
@@ -338,7 +340,6 @@ impl Sandbox {
         limits.validate()?;
         check_quota(files, limits)?;
         self.inner.runs.fetch_add(1, Ordering::Relaxed);
-        let temp_root = self.temp_root();
         let run = module::execute(
             &self.inner.engine,
             ModuleGuest {
@@ -349,7 +350,7 @@ impl Sandbox {
             stdin,
             limits,
             files,
-            &temp_root,
+            &self.inner.run_dirs,
         );
         let (raw, fetched) = self.on_cpu(run).await??;
         Ok((raw.into_result(), fetched))
@@ -417,12 +418,6 @@ impl Sandbox {
         String,
     )> {
         limits.validate()?;
-        let compiled = self
-            .inner
-            .compiled_harness
-            .get_or_try_init(|| self.compile_harness())
-            .await?
-            .clone();
         let live =
             self.inner
                 .live
@@ -433,7 +428,7 @@ impl Sandbox {
                     reason: format!("sandbox closed: {e}"),
                 })?;
         let nonce = harness::nonce();
-        input.push(&Job::session().encode(&nonce, b"", compiled.as_deref()));
+        input.push(&Job::session().encode(&nonce, b"", self.harness().await?));
         self.inner.runs.fetch_add(1, Ordering::Relaxed);
         let sandbox = self.clone();
         let (stdout, stderr) = streams;
@@ -505,18 +500,31 @@ impl Sandbox {
     )> {
         limits.validate()?;
         let work = async {
-            let compiled = self
-                .inner
-                .compiled_harness
-                .get_or_try_init(|| self.compile_harness())
-                .await?;
+            let from = self.harness().await?;
             let nonce = harness::nonce();
-            let input = job.encode(&nonce, stdin, compiled.as_deref());
+            let input = job.encode(&nonce, stdin, from);
             let (raw, fetched) = self.execute_raw(input, limits, files).await?;
             let (run, report) = harness::finish(raw, &nonce);
             Ok((run, report, fetched))
         };
         self.on_cpu(work).await?
+    }
+
+    /// How jobs get the harness: the snapshot's own when it is `harness.py`, else compiled
+    /// once by the guest and sent with every run, else (that failing) as source.
+    async fn harness(&self) -> Result<harness::HarnessFrom<'_>> {
+        if harness::snapshot_has_harness() {
+            return Ok(harness::HarnessFrom::Snapshot);
+        }
+        let compiled = self
+            .inner
+            .compiled_harness
+            .get_or_try_init(|| self.compile_harness())
+            .await?;
+        Ok(match compiled {
+            Some(bytes) => harness::HarnessFrom::Compiled(bytes),
+            None => harness::HarnessFrom::Source,
+        })
     }
 
     /// Has the guest compile the harness; `None` (send the source each time) if that fails.
@@ -525,7 +533,7 @@ impl Sandbox {
         let input = Job::script(harness::COMPILE_HARNESS).encode(
             &nonce,
             harness::HARNESS_PY.as_bytes(),
-            None,
+            harness::HarnessFrom::Source,
         );
         let limits = Limits {
             output_bytes: 16 << 20,
@@ -564,7 +572,7 @@ impl Sandbox {
             input,
             limits,
             files,
-            &self.temp_root(),
+            &self.inner.run_dirs,
         )
         .await
     }

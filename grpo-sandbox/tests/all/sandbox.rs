@@ -154,20 +154,23 @@ mod basics {
     /// writes into the interpreter's globals is gone in the next.
     #[test]
     fn no_state_survives_into_the_next_run() {
-        let write = "import builtins, math, sys, random\n\
+        // Run directories are reused, emptied: files and folders a run leaves are gone.
+        let write = "import builtins, math, sys, random, os\n\
                      builtins.leaked = 1\nmath.pi = 3\nsys.modules['leak'] = sys\n\
                      sys.setrecursionlimit(50)\nrandom.seed(0)\n\
+                     open('/tmp/left.txt', 'w').write('x')\nos.makedirs('/tmp/d/e')\n\
+                     open('/tmp/d/e/f', 'w').write('y')\n\
                      print(random.random())";
-        let check = "import builtins, math, sys, random\n\
+        let check = "import builtins, math, sys, random, os\n\
                      print(hasattr(builtins, 'leaked'), math.pi > 3.14, 'leak' in sys.modules, \
-                     sys.getrecursionlimit() > 50)";
+                     sys.getrecursionlimit() > 50, os.listdir('/tmp'))";
         let mut draws = Vec::new();
         for _ in 0..6 {
             let w = run(write);
             assert_eq!(w.status, RunStatus::Ok, "{w:?}");
             draws.push(w.stdout);
             let r = run(check);
-            assert_eq!(r.stdout, "False True False True\n", "{r:?}");
+            assert_eq!(r.stdout, "False True False True []\n", "{r:?}");
         }
         // Each run also gets its own random seed unless it sets one.
         let fresh: Vec<String> = (0..4)
@@ -414,6 +417,22 @@ mod hacking {
         let (value, _, reason) = verdicts(&[completion]).remove(0);
         assert_eq!(value, 0.0);
         assert!(reason.contains("math.isclose"), "{reason}");
+    }
+
+    #[test]
+    fn moved_bindings_pass_and_swapped_ones_are_reported() {
+        // The same names bound to the same objects, in another order, plus a new name: not
+        // a patch (the harness's quick in-order check fails, the full one passes).
+        let moved = "    return a + b\nimport math\nf = math.floor\ndel math.floor\nmath.floor = f\nmath.extra = 1\n";
+        // The same objects under each other's names: a patch.
+        let swapped = "    return a + b\nimport math\nf, c = math.floor, math.ceil\ndel math.floor, math.ceil\nmath.ceil = f\nmath.floor = c\n";
+        let v = verdicts(&[moved, swapped]);
+        assert_eq!((v[0].0, v[0].1), (1.0, VerdictKind::Correct), "{v:?}");
+        assert_eq!(v[1].0, 0.0, "{v:?}");
+        assert!(
+            v[1].2.contains("math.floor") || v[1].2.contains("math.ceil"),
+            "{v:?}"
+        );
     }
 
     #[test]
