@@ -96,6 +96,12 @@ import zlib
 
 from wit_world import exports
 
+# typing replaces this placeholder in its own namespace with `annotationlib` on first use (which
+# the bindings' glue triggers at every call): resolve it now, so that the harness's copy of
+# the guarded modules below is what each run starts from.
+if hasattr(typing, "_lazy_annotationlib"):
+    getattr(typing._lazy_annotationlib, "Format", None)
+
 # The harness, loaded once into the snapshot, then taken out of `sys.modules` so that programs
 # cannot import it by name.
 import grpo_harness
