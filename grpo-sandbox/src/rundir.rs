@@ -71,11 +71,11 @@ impl Drop for RunDir<'_> {
         let Some(dir) = self.dir.take() else { return };
         match empty(dir.path()) {
             Ok(()) => {
-                if let Ok(mut free) = self.pool.free.lock() {
-                    if free.len() < KEEP {
-                        free.push(dir);
-                        return;
-                    }
+                if let Ok(mut free) = self.pool.free.lock()
+                    && free.len() < KEEP
+                {
+                    free.push(dir);
+                    return;
                 }
             }
             Err(e) => {
