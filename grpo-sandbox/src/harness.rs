@@ -5,8 +5,8 @@
 //! copy, loaded and set up at build time (`runtime/build.sh` records its SHA-256 in
 //! `runtime/harness.sha256`); when this file is the same, a job names the snapshot's harness by
 //! that hash and the guest starts it at once. When it differs (the harness was edited and the
-//! snapshot not rebuilt yet), the harness is sent compiled with every run. Every job carries a fresh 128-bit nonce;
-//! the harness prints `\x1egrpo-report <nonce> <json>` on stderr as its very last act, after
+//! snapshot not rebuilt yet), the harness is sent compiled with every run. Every job carries
+//! a fresh 128-bit nonce; the harness prints `\x1egrpo-report <nonce> <json>` on stderr as its very last act, after
 //! the tests ran to the end, and exits at once. The host ignores any report without its nonce,
 //! so early exits (`sys.exit`, `os._exit`, `raise SystemExit`), crashes and forged reports all
 //! read as "the tests did not finish".
