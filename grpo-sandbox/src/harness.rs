@@ -6,10 +6,10 @@
 //! `runtime/harness.sha256`); when this file is the same, a job names the snapshot's harness by
 //! that hash and the guest starts it at once. When it differs (the harness was edited and the
 //! snapshot not rebuilt yet), the harness is sent compiled with every run. Every job carries
-//! a fresh 128-bit nonce; the harness prints `\x1egrpo-report <nonce> <json>` on stderr as its very last act, after
-//! the tests ran to the end, and exits at once. The host ignores any report without its nonce,
-//! so early exits (`sys.exit`, `os._exit`, `raise SystemExit`), crashes and forged reports all
-//! read as "the tests did not finish".
+//! a fresh 128-bit nonce; the harness prints `\x1egrpo-report <nonce> <json>` on stderr as its very
+//! last act, after the tests ran to the end, and exits at once. The host ignores any report without
+//! its nonce, so early exits (`sys.exit`, `os._exit`, `raise SystemExit`), crashes and forged
+//! reports all read as "the tests did not finish".
 
 use grpo_tasks::CallCase;
 use serde::{Deserialize, Serialize};
