@@ -56,8 +56,20 @@ def fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+# The sandbox keeps emptied run directories for later runs, at most this many
+# (grpo-sandbox/src/rundir.rs, `KEEP`): how many it keeps depends on how many runs
+# overlapped, so they are counted apart from the entries that would be a leak.
+RUN_DIRS_KEPT_AT_MOST = 64
+
+
+def kept_run_dirs(directory: pathlib.Path) -> int:
+    """Empty run directories the sandbox keeps for reuse."""
+    return sum(1 for d in directory.glob("grpo-sandbox-*") if d.is_dir() and not any(d.iterdir()))
+
+
 def entries(directory: pathlib.Path) -> int:
-    return sum(1 for _ in directory.rglob("*"))
+    """Everything under `directory` except the empty run directories kept for reuse."""
+    return sum(1 for _ in directory.rglob("*")) - kept_run_dirs(directory)
 
 
 class Sampler(threading.Thread):
@@ -201,7 +213,8 @@ def main() -> int:
         rows.append(row)
         problems += p
         time.sleep(1.0)  # let the last runs' temp directories go
-        after = {"fds": fds(server.pid), "tmp": entries(tmp), "children": children(server.pid),
+        after = {"fds": fds(server.pid), "tmp": entries(tmp), "kept": kept_run_dirs(tmp),
+                 "children": children(server.pid),
                  "rss": status_kib(server.pid, "VmRSS") / 1024, "hwm": status_kib(server.pid, "VmHWM") / 1024}
     finally:
         server.terminate()
@@ -215,12 +228,14 @@ def main() -> int:
               f"{r['items'] / max(r['seconds'], 1e-9):,.0f} | {r['rss_first']:.0f} → {r['rss_peak']:.0f} → "
               f"{r['rss_end']:.0f} | {r['growth']:+.1f} |")
     print(f"\nfile descriptors: {before['fds']} before, {after['fds']} after; temp entries: {before['tmp']} before, "
-          f"{after['tmp']} after; child processes: {before['children']} before, {after['children']} after; "
+          f"{after['tmp']} after (and {after['kept']} empty run directories kept for reuse); child processes: {before['children']} before, {after['children']} after; "
           f"peak RSS (VmHWM) {after['hwm']:.0f} MiB")
     if after["fds"] > before["fds"]:
         problems.append(f"file descriptors leaked: {before['fds']} -> {after['fds']}")
     if after["tmp"] > before["tmp"]:
         problems.append(f"temp entries leaked: {before['tmp']} -> {after['tmp']}")
+    if after["kept"] > RUN_DIRS_KEPT_AT_MOST:
+        problems.append(f"{after['kept']} run directories kept, more than the pool's {RUN_DIRS_KEPT_AT_MOST}")
     if after["children"] > 0:
         problems.append(f"{after['children']} child processes left")
     if problems:
