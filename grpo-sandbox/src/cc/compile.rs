@@ -19,9 +19,10 @@ use tokio::sync::Semaphore;
 
 use super::cache::{self, DiskCache, Entry, Key, Lru};
 use super::confine::Confinement;
+use super::direct::{self, Direct};
 use super::error::CcError;
 use super::pch;
-use super::run::{Exit, probe, signal_note};
+use super::run::{Exit, Step, probe, signal_note};
 use super::shadow;
 use super::toolchain::{Toolchain, ZIG_VERSION, elapsed_ms, shipped_headers_hash};
 
@@ -35,7 +36,7 @@ pub enum CLang {
 }
 
 impl CLang {
-    fn source_name(self) -> &'static str {
+    pub(super) fn source_name(self) -> &'static str {
         match self {
             CLang::C => "main.c",
             CLang::Cpp => "main.cpp",
@@ -179,6 +180,10 @@ pub struct CompilerOptions {
     /// Try a user and network namespace first (the default); false goes straight to the
     /// fallback, Landlock's TCP rules, as on kernels that refuse namespaces.
     pub namespaces: bool,
+    /// Run clang and the linker directly, with the commands zig's driver runs (captured and
+    /// checked once per toolchain), instead of `zig cc` per compile: the same modules, without
+    /// the driver's check of its library cache (see the `direct` module). The default.
+    pub direct: bool,
 }
 
 impl Default for CompilerOptions {
@@ -190,6 +195,7 @@ impl Default for CompilerOptions {
             max_parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),
             use_pch: true,
             namespaces: true,
+            direct: true,
         }
     }
 }
@@ -218,6 +224,9 @@ pub(super) struct Inner {
     /// One lock per key being compiled, so a group of identical sources compiles once.
     pub(super) in_flight: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
     pub(super) counters: Counters,
+    /// The captured clang and linker commands, once looked for (`None`: compile through the
+    /// driver).
+    pub(super) direct: tokio::sync::OnceCell<Option<Arc<Direct>>>,
 }
 
 static SHARED: OnceLock<Compiler> = OnceLock::new();
@@ -243,6 +252,7 @@ impl Compiler {
                 warming: tokio::sync::Mutex::new(()),
                 in_flight: Mutex::new(HashMap::new()),
                 counters: Counters::default(),
+                direct: tokio::sync::OnceCell::new(),
                 version: probe.version,
                 confinement: probe.confinement,
                 unconfined_reason: probe.unconfined_reason,
@@ -277,6 +287,12 @@ impl Compiler {
         self.inner.confinement
     }
 
+    /// Compiles run clang and the linker directly (see [`CompilerOptions::direct`]); known
+    /// after the first compile or the warm-up.
+    pub fn compiles_directly(&self) -> bool {
+        matches!(self.inner.direct.get(), Some(Some(_)))
+    }
+
     /// The toolchain.
     pub fn toolchain(&self) -> &Toolchain {
         &self.inner.toolchain
@@ -294,6 +310,9 @@ impl Compiler {
         limits.validate()?;
         if !self.inner.warm.load(Ordering::Acquire) {
             self.ensure_warm().await?;
+        }
+        if self.inner.options.direct && !self.inner.direct.initialized() {
+            self.direct().await;
         }
         self.compile_job(lang, source, limits).await
     }
@@ -410,6 +429,27 @@ impl Compiler {
         Ok(outcome.compiled)
     }
 
+    /// The driver's arguments for a job: `zig cc` / `zig c++` with the job flags, compiling
+    /// `main.c` / `main.cpp` to `main.wasm` in the job directory.
+    pub(super) fn driver_args(&self, lang: CLang, pch: Option<&Path>) -> Vec<String> {
+        let mut args: Vec<String> = vec![lang.driver().to_owned()];
+        args.extend(lang.flags().iter().map(|s| (*s).to_owned()));
+        if lang == CLang::Cpp {
+            args.push(format!(
+                "-I{}",
+                self.inner.toolchain.include_dir().display()
+            ));
+        }
+        if let Some(pch) = pch {
+            args.push("-include-pch".to_owned());
+            args.push(pch.display().to_string());
+        }
+        args.extend(["-o".to_owned(), direct::OUTPUT.to_owned()]);
+        args.push(lang.source_name().to_owned());
+        args.extend(LINK_FLAGS.iter().map(|s| (*s).to_owned()));
+        args
+    }
+
     /// The precompiled `<bits/stdc++.h>` to use for this source, if any (see [`pch`]).
     fn pch_for(&self, lang: CLang, source: &str) -> Option<PathBuf> {
         if lang != CLang::Cpp || !self.inner.options.use_pch {
@@ -482,29 +522,24 @@ impl Compiler {
             .map_err(|e| CcError::io(std::env::temp_dir(), e))?;
         let source_path = job.path().join(lang.source_name());
         std::fs::write(&source_path, source).map_err(|e| CcError::io(&source_path, e))?;
-        let mut args: Vec<String> = vec![lang.driver().to_owned()];
-        args.extend(lang.flags().iter().map(|s| (*s).to_owned()));
-        if lang == CLang::Cpp {
-            args.push(format!(
-                "-I{}",
-                self.inner.toolchain.include_dir().display()
-            ));
-        }
-        if let Some(pch) = pch {
-            args.push("-include-pch".to_owned());
-            args.push(pch.display().to_string());
-        }
-        args.extend(["-o".to_owned(), "main.wasm".to_owned()]);
-        args.push(lang.source_name().to_owned());
-        args.extend(LINK_FLAGS.iter().map(|s| (*s).to_owned()));
-        let outcome = self.run_zig(&args, job.path(), limits).await?;
+        let outcome = match self.inner.direct.get().and_then(Option::as_deref) {
+            Some(direct) => {
+                self.run_direct(direct.steps(lang), lang, pch, job.path(), limits)
+                    .await?
+            }
+            None => {
+                let args = self.driver_args(lang, pch);
+                self.run_zig(&args, job.path(), limits, Step::Driver)
+                    .await?
+            }
+        };
         let compile_ms = elapsed_ms(start);
         let mut stderr = self.clean_messages(&outcome, job.path());
         if renamed {
             // Messages name the program's functions as it wrote them.
             stderr = stderr.replace(shadow::PREFIX, "");
         }
-        let wasm_path = job.path().join("main.wasm");
+        let wasm_path = job.path().join(direct::OUTPUT);
         if outcome.exit == Exit::Code(0) {
             let wasm = std::fs::read(&wasm_path).map_err(|e| CcError::io(&wasm_path, e))?;
             if !wasm.starts_with(b"\0asm") {

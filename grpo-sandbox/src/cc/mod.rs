@@ -25,6 +25,7 @@
 mod cache;
 mod compile;
 mod confine;
+mod direct;
 mod error;
 mod lex;
 mod pch;

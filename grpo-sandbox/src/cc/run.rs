@@ -41,12 +41,13 @@ impl Compiler {
         text
     }
 
-    /// Runs zig with `args` in `job`, confined, under `limits`.
+    /// Runs zig with `args` in `job`, confined, under `limits`, as `step`.
     pub(super) async fn run_zig(
         &self,
         args: &[String],
         job: &Path,
         limits: &CompileLimits,
+        step: Step,
     ) -> Result<Outcome, CcError> {
         let inner = &self.inner;
         let zig = inner.toolchain.zig();
@@ -61,7 +62,13 @@ impl Compiler {
                     abi,
                     job,
                     !inner.confinement.net_ns,
-                    inner.warm.load(Ordering::Acquire),
+                    match step {
+                        Step::Direct => ZigCache::None,
+                        Step::Driver | Step::Verbose if inner.warm.load(Ordering::Acquire) => {
+                            ZigCache::Manifests
+                        }
+                        Step::Driver | Step::Verbose => ZigCache::All,
+                    },
                 )
                 .map_err(spawn_error)?,
             ),
@@ -94,6 +101,11 @@ impl Compiler {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        if step == Step::Verbose {
+            command
+                .env("ZIG_VERBOSE_CC", "1")
+                .env("ZIG_VERBOSE_LINK", "1");
+        }
         // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
         unsafe {
             command.pre_exec(move || confine::enter(&plan));
@@ -139,20 +151,47 @@ impl Compiler {
     }
 }
 
+/// What one zig process is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    /// `zig cc` / `zig c++`: the driver, which checks and may build its libraries.
+    Driver,
+    /// The driver, printing the commands it runs (see [`direct`](super::direct)).
+    Verbose,
+    /// `zig clang` or `zig wasm-ld` with the driver's captured arguments.
+    Direct,
+}
+
+/// How much of zig's global cache a job may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ZigCache {
+    /// All of it: the driver still has libraries to build (before the warm-up ends).
+    All,
+    /// Only the manifests (`h/`, which the driver opens for writing to lock them): once
+    /// warm, a job can read the built libraries (`o/`) but not replace them, so no compile
+    /// can poison the next.
+    Manifests,
+    /// None: clang and the linker run directly and write only the job directory.
+    None,
+}
+
 /// The rules for one job: the toolchain read-only, the job read-write, and of zig's global
-/// cache either everything (`warm == false`: zig still has libraries to build) or only its
-/// manifests (`h/`, which zig opens for writing to lock them): once warm, a job can read the
-/// built libraries (`o/`) but not replace them, so no compile can poison the next.
+/// cache what `cache` says.
 pub(super) fn job_ruleset(
     toolchain: &Toolchain,
     abi: u32,
     job: &Path,
     deny_tcp: bool,
-    warm: bool,
+    cache: ZigCache,
 ) -> std::io::Result<Ruleset> {
-    let cache = toolchain.global_cache_dir();
-    let cache = if warm { cache.join("h") } else { cache };
-    Ruleset::new(abi, &[toolchain.root()], &[&cache, job], deny_tcp)
+    let root = toolchain.global_cache_dir();
+    match cache {
+        ZigCache::All => Ruleset::new(abi, &[toolchain.root()], &[&root, job], deny_tcp),
+        ZigCache::Manifests => {
+            Ruleset::new(abi, &[toolchain.root()], &[&root.join("h"), job], deny_tcp)
+        }
+        ZigCache::None => Ruleset::new(abi, &[toolchain.root()], &[job], deny_tcp),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -334,7 +373,13 @@ fn probe_once(
     let mut stdout = Vec::new();
     for args in [&["env"][..], &["cc", "--version"][..]] {
         let ruleset = match abi {
-            Some(abi) => Some(job_ruleset(toolchain, abi, job.path(), !unshare, false)?),
+            Some(abi) => Some(job_ruleset(
+                toolchain,
+                abi,
+                job.path(),
+                !unshare,
+                ZigCache::All,
+            )?),
             None => None,
         };
         let view = match mount_ns {

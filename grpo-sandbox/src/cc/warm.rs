@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 
 use super::compile::{CLang, CompileLimits, Compiled, Compiler, PCH_FLAGS, pch_path, warm_marker};
 use super::error::CcError;
-use super::run::Exit;
+use super::run::{Exit, Step};
 use super::toolchain::elapsed_ms;
 
 /// How long each warm-up step took, in milliseconds.
@@ -36,11 +36,12 @@ pub struct WarmUp {
     pub total_ms: u64,
 }
 
-const HELLO_C: &str = "#include <stdio.h>\nint main(void) { puts(\"warm\"); return 0; }\n";
-const HELLO_CPP: &str = "#include <algorithm>\n#include <iostream>\n#include <vector>\n\
+pub(super) const HELLO_C: &str =
+    "#include <stdio.h>\nint main(void) { puts(\"warm\"); return 0; }\n";
+pub(super) const HELLO_CPP: &str = "#include <algorithm>\n#include <iostream>\n#include <vector>\n\
 int main() { std::vector<int> v{3, 1, 2}; std::sort(v.begin(), v.end()); \
 std::cout << v[0] << '\\n'; }\n";
-const BITS_CPP: &str = "#include <bits/stdc++.h>\nusing namespace std;\n\
+pub(super) const BITS_CPP: &str = "#include <bits/stdc++.h>\nusing namespace std;\n\
 int main() { ios::sync_with_stdio(false); int n = 0; cin >> n; vector<long long> a(n); \
 for (auto& x : a) cin >> x; sort(a.begin(), a.end()); cout << accumulate(a.begin(), a.end(), 0LL) << '\\n'; }\n";
 
@@ -58,8 +59,14 @@ impl Compiler {
     /// Builds zig's libraries for wasm32-wasi and the precompiled `<bits/stdc++.h>`, so the
     /// first job compiles at full speed. Quick when already warm.
     pub async fn warm_up(&self) -> Result<WarmUp, CcError> {
-        let _warming = self.inner.warming.lock().await;
-        self.warm_up_locked().await
+        let report = {
+            let _warming = self.inner.warming.lock().await;
+            self.warm_up_locked().await?
+        };
+        if self.inner.options.direct {
+            self.direct().await;
+        }
+        Ok(report)
     }
 
     /// Warms up unless another caller has just done it.
@@ -160,7 +167,9 @@ impl Compiler {
         args.extend(["-x".to_owned(), "c++-header".to_owned()]);
         args.push(header.display().to_string());
         args.extend(["-o".to_owned(), "stdc++.pch".to_owned()]);
-        let outcome = self.run_zig(&args, job.path(), limits).await?;
+        let outcome = self
+            .run_zig(&args, job.path(), limits, Step::Driver)
+            .await?;
         let built = job.path().join("stdc++.pch");
         if outcome.exit != Exit::Code(0) || !built.is_file() {
             return Err(CcError::WarmUp {

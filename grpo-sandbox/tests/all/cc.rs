@@ -185,6 +185,72 @@ fn a_syntax_error_is_a_failed_compile_naming_the_source() {
 }
 
 #[test]
+fn direct_steps_build_the_drivers_modules_and_verdicts() {
+    use grpo_sandbox::cc::CompilerOptions;
+    let direct = compiler();
+    assert!(
+        direct.compiles_directly(),
+        "the captured steps were refused"
+    );
+    let driver = Compiler::with_options(
+        direct.toolchain().clone(),
+        CompilerOptions {
+            direct: false,
+            ..CompilerOptions::default()
+        },
+    );
+    let both = |lang, source: &str| {
+        let source = fresh(source);
+        let limits = CompileLimits::default();
+        let a = rt()
+            .block_on(direct.compile(lang, &source, &limits))
+            .unwrap();
+        let b = rt()
+            .block_on(driver.compile(lang, &source, &limits))
+            .unwrap();
+        (a, b)
+    };
+    // Modules: byte for byte (C, C++ with single headers, C++ with the precompiled header,
+    // a program that renames a C library name).
+    for (lang, source) in [
+        (CLang::C, HELLO_C),
+        (CLang::Cpp, HELLO_CPP),
+        (CLang::Cpp, CODEFORCES),
+        (
+            CLang::C,
+            "#include <stdio.h>\nint abs(int x) { return x < 0 ? -x : x; }\n\
+                    int main(void) { printf(\"%d\\n\", abs(-3)); }\n",
+        ),
+    ] {
+        let (a, b) = both(lang, source);
+        assert_eq!(module(a).0, module(b).0, "{source}");
+    }
+    // A compile error: the same message and code.
+    let (a, b) = both(CLang::C, "int main(void) { return undeclared; }\n");
+    let (a, b) = (failed(a), failed(b));
+    assert_eq!((a.0, &a.1), (b.0, &b.1));
+    assert!(
+        a.1.contains("main.c:2:") && a.1.contains("undeclared"),
+        "{}",
+        a.1
+    );
+    // A link error: the same code, both naming the missing function and no host path.
+    let (a, b) = both(
+        CLang::C,
+        "int missing(void);\nint main(void) { return missing(); }\n",
+    );
+    let (a, b) = (failed(a), failed(b));
+    assert_eq!(a.0, b.0);
+    for stderr in [&a.1, &b.1] {
+        assert!(stderr.contains("undefined symbol: missing"), "{stderr}");
+        assert!(
+            !stderr.contains("/root/") && !stderr.contains("/tmp/"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
 fn exceptions_are_a_clear_compile_error() {
     let (_, stderr, _) = failed(compile(
         CLang::Cpp,
