@@ -189,10 +189,13 @@ def main() -> int:
     port = int(port)
     problems: list[str] = []
     try:
-        # Warm-up: the sandbox compiles (or loads) its runtime and fills its pools.
+        # Warm-up: the sandbox compiles (or loads) its runtime and fills its pools. Each
+        # instance slot keeps the pages its runs touched resident (up to 64 MiB), so RSS rises
+        # until every slot the client's concurrency reaches has been used: 2,000 runs (about
+        # 3 s) get there; with 100 the short form's first quarter was still warming up.
         warm = [("/v1/score", MATH_BODY, check_math)] * 200
         warm += [("/run_code", {"code": p, "stdin": s, "language": "python", "run_timeout": 10}, check_run(st, out))
-                 for p, s, st, out in PROGRAMS] * 20
+                 for p, s, st, out in PROGRAMS] * 400
         _, warm_problems = drive(host, port, warm, args.threads)
         problems += warm_problems
         before = {"fds": fds(server.pid), "tmp": entries(tmp), "children": children(server.pid),
