@@ -43,7 +43,7 @@ impl CLang {
         }
     }
 
-    fn driver(self) -> &'static str {
+    pub(super) fn driver(self) -> &'static str {
         match self {
             CLang::C => "cc",
             CLang::Cpp => "c++",
@@ -429,27 +429,6 @@ impl Compiler {
         Ok(outcome.compiled)
     }
 
-    /// The driver's arguments for a job: `zig cc` / `zig c++` with the job flags, compiling
-    /// `main.c` / `main.cpp` to `main.wasm` in the job directory.
-    pub(super) fn driver_args(&self, lang: CLang, pch: Option<&Path>) -> Vec<String> {
-        let mut args: Vec<String> = vec![lang.driver().to_owned()];
-        args.extend(lang.flags().iter().map(|s| (*s).to_owned()));
-        if lang == CLang::Cpp {
-            args.push(format!(
-                "-I{}",
-                self.inner.toolchain.include_dir().display()
-            ));
-        }
-        if let Some(pch) = pch {
-            args.push("-include-pch".to_owned());
-            args.push(pch.display().to_string());
-        }
-        args.extend(["-o".to_owned(), direct::OUTPUT.to_owned()]);
-        args.push(lang.source_name().to_owned());
-        args.extend(LINK_FLAGS.iter().map(|s| (*s).to_owned()));
-        args
-    }
-
     /// The precompiled `<bits/stdc++.h>` to use for this source, if any (see [`pch`]).
     fn pch_for(&self, lang: CLang, source: &str) -> Option<PathBuf> {
         if lang != CLang::Cpp || !self.inner.options.use_pch {
@@ -516,12 +495,7 @@ impl Compiler {
         if pch.is_some() {
             counters.with_pch.fetch_add(1, Ordering::Relaxed);
         }
-        let job = tempfile::Builder::new()
-            .prefix("grpo-cc-")
-            .tempdir()
-            .map_err(|e| CcError::io(std::env::temp_dir(), e))?;
-        let source_path = job.path().join(lang.source_name());
-        std::fs::write(&source_path, source).map_err(|e| CcError::io(&source_path, e))?;
+        let job = self.job_with(lang, source)?;
         let outcome = match self.inner.direct.get().and_then(Option::as_deref) {
             Some(direct) => {
                 self.run_direct(direct.steps(lang), lang, pch, job.path(), limits)

@@ -21,7 +21,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::cache;
-use super::compile::{CLang, CompileLimits, Compiler, pch_path, warm_marker};
+use super::compile::{CLang, CompileLimits, Compiler, LINK_FLAGS, pch_path, warm_marker};
 use super::error::CcError;
 use super::run::{Exit, Outcome, Step};
 use super::toolchain::{Toolchain, ZIG_VERSION, elapsed_ms, hex};
@@ -218,8 +218,29 @@ impl Compiler {
         Ok(steps)
     }
 
+    /// The driver's arguments for a job: `zig cc` / `zig c++` with the job flags, compiling
+    /// `main.c` / `main.cpp` to `main.wasm` in the job directory.
+    pub(super) fn driver_args(&self, lang: CLang, pch: Option<&Path>) -> Vec<String> {
+        let mut args: Vec<String> = vec![lang.driver().to_owned()];
+        args.extend(lang.flags().iter().map(|s| (*s).to_owned()));
+        if lang == CLang::Cpp {
+            args.push(format!(
+                "-I{}",
+                self.inner.toolchain.include_dir().display()
+            ));
+        }
+        if let Some(pch) = pch {
+            args.push("-include-pch".to_owned());
+            args.push(pch.display().to_string());
+        }
+        args.extend(["-o".to_owned(), OUTPUT.to_owned()]);
+        args.push(lang.source_name().to_owned());
+        args.extend(LINK_FLAGS.iter().map(|s| (*s).to_owned()));
+        args
+    }
+
     /// A fresh job directory holding `source`.
-    fn job_with(&self, lang: CLang, source: &str) -> Result<tempfile::TempDir, CcError> {
+    pub(super) fn job_with(&self, lang: CLang, source: &str) -> Result<tempfile::TempDir, CcError> {
         let job = tempfile::Builder::new()
             .prefix("grpo-cc-")
             .tempdir()
