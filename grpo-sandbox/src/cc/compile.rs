@@ -22,7 +22,7 @@ use super::confine::Confinement;
 use super::direct::{self, Direct};
 use super::error::CcError;
 use super::pch;
-use super::run::{Exit, Step, probe, signal_note};
+use super::run::{Exit, probe, signal_note};
 use super::shadow;
 use super::toolchain::{Toolchain, ZIG_VERSION, elapsed_ms, shipped_headers_hash};
 
@@ -496,17 +496,13 @@ impl Compiler {
             counters.with_pch.fetch_add(1, Ordering::Relaxed);
         }
         let job = self.job_with(lang, source)?;
-        let outcome = match self.inner.direct.get().and_then(Option::as_deref) {
-            Some(direct) => {
-                self.run_direct(direct.steps(lang), lang, pch, job.path(), limits)
-                    .await?
-            }
-            None => {
-                let args = self.driver_args(lang, pch);
-                self.run_zig(&args, job.path(), limits, Step::Driver)
-                    .await?
-            }
-        };
+        let steps = self
+            .inner
+            .direct
+            .get()
+            .and_then(Option::as_deref)
+            .map(|direct| direct.steps(lang));
+        let outcome = self.run_job(steps, lang, pch, job.path(), limits).await?;
         let compile_ms = elapsed_ms(start);
         let mut stderr = self.clean_messages(&outcome, job.path());
         if renamed {

@@ -260,14 +260,10 @@ impl Compiler {
         limits: &CompileLimits,
     ) -> Result<Vec<u8>, String> {
         let job = self.job_with(lang, source).map_err(|e| e.to_string())?;
-        let outcome = match steps {
-            Some(steps) => self.run_direct(steps, lang, pch, job.path(), limits).await,
-            None => {
-                let args = self.driver_args(lang, pch);
-                self.run_zig(&args, job.path(), limits, Step::Driver).await
-            }
-        }
-        .map_err(|e| e.to_string())?;
+        let outcome = self
+            .run_job(steps, lang, pch, job.path(), limits)
+            .await
+            .map_err(|e| e.to_string())?;
         if outcome.exit != Exit::Code(0) {
             let how = if steps.is_some() {
                 "the direct steps"
@@ -280,6 +276,24 @@ impl Compiler {
             ));
         }
         std::fs::read(job.path().join(OUTPUT)).map_err(|e| e.to_string())
+    }
+
+    /// Compiles and links the job in `job`: with `steps` when given, else through the driver.
+    pub(super) async fn run_job(
+        &self,
+        steps: Option<&Steps>,
+        lang: CLang,
+        pch: Option<&Path>,
+        job: &Path,
+        limits: &CompileLimits,
+    ) -> Result<Outcome, CcError> {
+        match steps {
+            Some(steps) => self.run_direct(steps, lang, pch, job, limits).await,
+            None => {
+                let args = self.driver_args(lang, pch);
+                self.run_zig(&args, job, limits, Step::Driver).await
+            }
+        }
     }
 
     /// Compiles and links the job in `job` with `steps`: clang, then (when it succeeded) the
@@ -314,7 +328,6 @@ impl Compiler {
         let mut linked = self
             .run_zig(&steps.link_args(), job, &link_limits, Step::Direct)
             .await?;
-        let _ = std::fs::remove_file(job.join(OBJECT));
         // Clang's warnings first, as the driver shows them; the cap holds for both together.
         let cap = limits.output_bytes;
         for (mut first, then) in [
