@@ -1,11 +1,14 @@
 //! Confining the compiler: it runs untrusted source (the preprocessor reads any path the
 //! source names, `.incbin` and `#embed` pull files into the output), so the child is set up,
-//! between `fork` and `exec`, to see only the toolchain and its job directory.
+//! between `clone` and `exec` (see [`spawn`](super::spawn)), to see only the toolchain and its
+//! job directory.
 //!
-//! What the child gets, in order (each a raw syscall, async-signal-safe, no allocation):
+//! What the child gets (3. at its creation, the rest in order before `exec`; each a raw
+//! syscall, async-signal-safe, no allocation):
 //! 1. `PR_SET_PDEATHSIG(SIGKILL)`: the compiler dies with the thread that started it.
 //! 2. rlimits: CPU seconds, address space, file size, open files, no core dumps.
-//! 3. `unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)`: a fresh network namespace has
+//! 3. `CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS` (made by the `clone` that starts the child;
+//!    the same as `unshare` with those flags): a fresh network namespace has
 //!    only a loopback that is down, so no socket reaches anything; the user namespace (no uid
 //!    map: the child is `nobody` inside it) is what lets an unprivileged process create them,
 //!    and also drops root's `CAP_DAC_OVERRIDE` over the host's files; in the mount namespace
@@ -239,8 +242,8 @@ impl Ruleset {
     }
 }
 
-/// Everything the child needs between `fork` and `exec`, as plain values (the child may not
-/// allocate: the parent is multi-threaded).
+/// Everything the child needs between `clone` and `exec`, as plain values (the child may not
+/// allocate: it shares the memory of a multi-threaded parent).
 #[derive(Debug, Clone, Copy)]
 pub struct ChildPlan {
     /// The spawning process, to detect that it died before `PR_SET_PDEATHSIG` took effect.
@@ -253,7 +256,7 @@ pub struct ChildPlan {
     pub file_size: u64,
     /// `RLIMIT_NOFILE`.
     pub open_files: u64,
-    /// Enter a new user and network namespace (failure fails the spawn).
+    /// Start in a new user and network namespace (failure fails the spawn).
     pub unshare: bool,
     /// With `unshare`: also a mount namespace whose root shows only these directories.
     pub view: Option<RawView>,
@@ -283,7 +286,7 @@ pub struct RawView {
     count: usize,
 }
 
-// SAFETY: the pointers are only read, in the forked child, while the `View` they point into is
+// SAFETY: the pointers are only read, in the child before it execs, while the `View` they point into is
 // alive in the parent (the child has a copy of the parent's memory).
 unsafe impl Send for RawView {}
 // SAFETY: as above; nothing writes through them.
@@ -356,17 +359,18 @@ fn set_limit(resource: Resource, soft: u64, hard: u64) -> io::Result<()> {
     check(unsafe { libc::setrlimit(resource, &limit) })
 }
 
-/// Runs in the child after `fork`, before `exec`: only async-signal-safe syscalls.
+/// Runs in the child before `exec`, in the namespaces its `clone` made (see
+/// [`spawn`](super::spawn)): only async-signal-safe syscalls.
 ///
 /// # Safety
-/// Call only from a `pre_exec` hook.
+/// Call only in a child that has not yet exec'd.
 pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
     // SAFETY: plain syscalls (all calls below) with valid arguments in a single-threaded
     // child.
     unsafe {
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
         if libc::getppid() != plan.parent {
-            // The parent died between fork and prctl: nobody will read our result.
+            // The parent died between clone and prctl: nobody will read our result.
             return Err(io::Error::from_raw_os_error(libc::ESRCH));
         }
     }
@@ -377,16 +381,6 @@ pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
     set_limit(libc::RLIMIT_CORE, 0, 0)?;
     // SAFETY: as above.
     unsafe {
-        if plan.unshare {
-            let mount_ns = if plan.view.is_some() {
-                libc::CLONE_NEWNS
-            } else {
-                0
-            };
-            check(libc::unshare(
-                libc::CLONE_NEWUSER | libc::CLONE_NEWNET | mount_ns,
-            ))?;
-        }
         if let (true, Some(view)) = (plan.unshare, plan.view) {
             enter_view(&view)?;
         }

@@ -1,9 +1,9 @@
 //! Running zig for one job: the confined child process, its limits and captured messages,
 //! and the probe that finds which confinement this host allows.
 
+use std::ffi::OsStr;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use super::compile::{CompileLimits, Compiler};
 use super::confine::{self, ChildPlan, Confinement, Ruleset, View};
 use super::error::CcError;
+use super::spawn::{self, Spec};
 use super::toolchain::{Toolchain, ZIG_VERSION};
 
 /// The largest file a compile may write (`RLIMIT_FSIZE`): the module, objects, caches.
@@ -88,35 +89,35 @@ impl Compiler {
             view: view.as_ref().map(View::raw),
             ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
         };
-        let mut command = tokio::process::Command::new(&zig);
-        command
-            .args(args)
-            .current_dir(job)
-            .env_clear()
-            .env("ZIG_GLOBAL_CACHE_DIR", inner.toolchain.global_cache_dir())
-            .env("ZIG_LOCAL_CACHE_DIR", job.join("zig-cache"))
-            .env("TMPDIR", job)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
+        let global_cache = inner.toolchain.global_cache_dir();
+        let local_cache = job.join("zig-cache");
+        let mut env = vec![
+            ("ZIG_GLOBAL_CACHE_DIR", global_cache.as_os_str()),
+            ("ZIG_LOCAL_CACHE_DIR", local_cache.as_os_str()),
+            ("TMPDIR", job.as_os_str()),
+        ];
         if step == Step::Verbose {
-            command
-                .env("ZIG_VERBOSE_CC", "1")
-                .env("ZIG_VERBOSE_LINK", "1");
+            env.push(("ZIG_VERBOSE_CC", OsStr::new("1")));
+            env.push(("ZIG_VERBOSE_LINK", OsStr::new("1")));
         }
-        // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
-        unsafe {
-            command.pre_exec(move || confine::enter(&plan));
-        }
-        let mut child = command.spawn().map_err(spawn_error)?;
+        let spec = Spec {
+            program: &zig,
+            args,
+            env: &env,
+            cwd: job,
+            stdout: true,
+            stderr: true,
+        };
+        let mut child = spawn::spawn(&spec, &plan).map_err(spawn_error)?;
         drop(ruleset);
         // `view` lives until the compiler is gone: removing its directories on the host would
         // detach the child's mounts (Linux unmounts a mount point unlinked in another namespace).
-        let _group = child.id().map(KillGroup);
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
+        let receiver = |fd: Option<std::os::fd::OwnedFd>| {
+            fd.map(tokio::net::unix::pipe::Receiver::from_owned_fd)
+                .transpose()
+        };
+        let stdout = receiver(child.stdout.take()).map_err(spawn_error)?;
+        let stderr = receiver(child.stderr.take()).map_err(spawn_error)?;
         let cap = limits.output_bytes;
         let run = async {
             let (status, out, err) = tokio::join!(
@@ -254,20 +255,6 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec
     (kept, truncated)
 }
 
-/// Kills the compiler's process group (zig and the clang it starts) when dropped.
-struct KillGroup(u32);
-
-impl Drop for KillGroup {
-    fn drop(&mut self) {
-        if let Ok(pgid) = libc::pid_t::try_from(self.0) {
-            // SAFETY: signals the group this compile created; ESRCH when it is gone.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
 /// What probing found: the version and the confinement that works here.
 pub(super) struct Probe {
     pub(super) version: String,
@@ -366,7 +353,7 @@ fn probe_once(
     mount_ns: bool,
     abi: Option<u32>,
 ) -> std::io::Result<Option<String>> {
-    use std::os::unix::process::CommandExt;
+    use std::io::Read;
     let job = tempfile::Builder::new()
         .prefix("grpo-cc-probe-")
         .tempdir()?;
@@ -396,28 +383,34 @@ fn probe_once(
             view: view.as_ref().map(View::raw),
             ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
         };
-        let mut command = std::process::Command::new(toolchain.zig());
-        command
-            .args(args)
-            .current_dir(job.path())
-            .env_clear()
-            .env("ZIG_GLOBAL_CACHE_DIR", toolchain.global_cache_dir())
-            .env("ZIG_LOCAL_CACHE_DIR", job.path().join("zig-cache"))
-            .stdin(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: `confine::enter` makes only async-signal-safe syscalls on plain values.
-        unsafe {
-            command.pre_exec(move || confine::enter(&plan));
+        let global_cache = toolchain.global_cache_dir();
+        let local_cache = job.path().join("zig-cache");
+        let env = [
+            ("ZIG_GLOBAL_CACHE_DIR", global_cache.as_os_str()),
+            ("ZIG_LOCAL_CACHE_DIR", local_cache.as_os_str()),
+        ];
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let spec = Spec {
+            program: &toolchain.zig(),
+            args: &args,
+            env: &env,
+            cwd: job.path(),
+            stdout: true,
+            stderr: false,
+        };
+        let mut child = spawn::spawn(&spec, &plan)?;
+        let mut output = Vec::new();
+        if let Some(fd) = child.stdout.take() {
+            std::fs::File::from(fd).read_to_end(&mut output)?;
         }
-        let output = command.output()?;
-        if !output.status.success() {
+        let status = child.wait_blocking()?;
+        if !status.success() {
             return Err(std::io::Error::other(format!(
-                "`zig {}` exited with {}",
+                "`zig {}` exited with {status}",
                 args.join(" "),
-                output.status
             )));
         }
-        stdout = output.stdout;
+        stdout = output;
     }
     let text = String::from_utf8_lossy(&stdout);
     Ok(text
