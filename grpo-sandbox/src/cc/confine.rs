@@ -7,20 +7,25 @@
 //! syscall, async-signal-safe, no allocation):
 //! 1. `PR_SET_PDEATHSIG(SIGKILL)`: the compiler dies with the thread that started it.
 //! 2. rlimits: CPU seconds, address space, file size, open files, no core dumps.
-//! 3. `CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS` (made by the `clone` that starts the child;
-//!    the same as `unshare` with those flags): a fresh network namespace has
-//!    only a loopback that is down, so no socket reaches anything; the user namespace (no uid
-//!    map: the child is `nobody` inside it) is what lets an unprivileged process create them,
-//!    and also drops root's `CAP_DAC_OVERRIDE` over the host's files; in the mount namespace
+//! 3. `CLONE_NEWUSER | CLONE_NEWNS` (made by the `clone` that starts the child; the same as
+//!    `unshare` with those flags): the user namespace (no uid map: the child is `nobody`
+//!    inside it) is what lets an unprivileged process create the mount namespace, and also
+//!    drops root's `CAP_DAC_OVERRIDE` over the host's files; in the mount namespace
 //!    the child `chroot`s into an empty directory where only the toolchain, the job directory
 //!    and `/proc` are bind-mounted at their own paths, so no other host path exists for it
 //!    (Landlock alone hides contents, not names). Where the kernel refuses the mount
-//!    namespace the child runs without it; where it refuses namespaces, Landlock's TCP rules
-//!    (ABI 4 and later) deny TCP bind and connect instead (UDP stays open then).
+//!    namespace the child runs without it.
 //! 4. `PR_SET_NO_NEW_PRIVS` and `landlock_restrict_self` with a ruleset built by the parent:
 //!    read and execute beneath the toolchain, read-write beneath zig's global cache and the
 //!    job directory, nothing else (not `/etc`, `/proc`, `/dev`, `/tmp`). From ABI 6 on the
 //!    child also cannot signal processes or reach abstract Unix sockets outside its domain.
+//! 5. No network: a seccomp filter makes `socket`, `socketpair` and `io_uring_setup` fail
+//!    with `EACCES` (and every system call of a foreign ABI: x32, or 32-bit), so the compiler
+//!    can open no socket of any family. A compiler needs none. Where the kernel has no seccomp
+//!    filters, a fresh network namespace (`CLONE_NEWNET`, a loopback that is down) stands in;
+//!    it was the first design, and creating and tearing one down per process cost about 1 ms
+//!    of latency each (twice per C compile). Where the kernel refuses namespaces as well,
+//!    Landlock's TCP rules (ABI 4 and later) deny TCP bind and connect (UDP stays open then).
 //!
 //! zig itself reads `/proc/self/exe` and `/proc/self/fd/N` with `readlink`, which Landlock does
 //! not govern (so `/proc` is in the view), and opens `/dev/urandom` once, which is denied and
@@ -39,7 +44,8 @@ use std::path::Path;
 pub struct Confinement {
     /// The compiler runs in a new user namespace (no uid map).
     pub user_ns: bool,
-    /// The compiler runs in a new network namespace (no network at all).
+    /// The compiler runs in a new network namespace (no network at all): only where the
+    /// kernel refuses the seccomp filter.
     pub net_ns: bool,
     /// The compiler runs in a new mount namespace whose root holds only the toolchain, its
     /// job directory and `/proc`: no other host path exists for it.
@@ -47,8 +53,11 @@ pub struct Confinement {
     /// The Landlock ABI restricting the compiler's filesystem access, `None` when the kernel
     /// has no Landlock (then the compiler can read whatever this process can).
     pub landlock_abi: Option<u32>,
-    /// Landlock's TCP rules deny bind and connect (the fallback when `net_ns` is false).
+    /// Landlock's TCP rules deny bind and connect (whenever `net_ns` is false).
     pub landlock_net: bool,
+    /// A seccomp filter denies creating any socket, and io_uring, which could make one:
+    /// no network at all, not even a Unix socket.
+    pub seccomp_net: bool,
     /// rlimits (CPU, address space, file size, files, core) are set: always true.
     pub rlimits: bool,
 }
@@ -59,9 +68,10 @@ impl Confinement {
         self.landlock_abi.is_some()
     }
 
-    /// Whether the compiler can reach no network (a fresh namespace, or Landlock's TCP rules).
+    /// Whether the compiler can reach no network (the seccomp filter, a fresh namespace, or at
+    /// least Landlock's TCP rules).
     pub fn network(&self) -> bool {
-        self.net_ns || self.landlock_net
+        self.net_ns || self.seccomp_net || self.landlock_net
     }
 }
 
@@ -256,10 +266,14 @@ pub struct ChildPlan {
     pub file_size: u64,
     /// `RLIMIT_NOFILE`.
     pub open_files: u64,
-    /// Start in a new user and network namespace (failure fails the spawn).
-    pub unshare: bool,
-    /// With `unshare`: also a mount namespace whose root shows only these directories.
+    /// Start in a new user namespace (failure fails the spawn).
+    pub user_ns: bool,
+    /// With `user_ns`: also a new network namespace.
+    pub net_ns: bool,
+    /// With `user_ns`: also a mount namespace whose root shows only these directories.
     pub view: Option<RawView>,
+    /// Install the seccomp filter that denies sockets.
+    pub seccomp: bool,
     /// The Landlock ruleset to enforce.
     pub ruleset: Option<RawFd>,
 }
@@ -381,7 +395,7 @@ pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
     set_limit(libc::RLIMIT_CORE, 0, 0)?;
     // SAFETY: as above.
     unsafe {
-        if let (true, Some(view)) = (plan.unshare, plan.view) {
+        if let (true, Some(view)) = (plan.user_ns, plan.view) {
             enter_view(&view)?;
         }
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
@@ -391,6 +405,82 @@ pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
                 return Err(io::Error::last_os_error());
             }
         }
+        if plan.seccomp {
+            deny_sockets()?;
+        }
+    }
+    Ok(())
+}
+
+// Classic BPF, as seccomp runs it (linux/filter.h, linux/seccomp.h).
+const BPF_LD_W_ABS: u16 = 0x20;
+const BPF_JEQ_K: u16 = 0x15;
+const BPF_JGE_K: u16 = 0x35;
+const BPF_RET_K: u16 = 0x06;
+const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
+const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
+/// `offsetof(struct seccomp_data, nr)` and `arch`.
+const DATA_NR: u32 = 0;
+const DATA_ARCH: u32 = 4;
+
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xc000_003e;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xc000_00b7;
+/// x86_64's x32 ABI numbers its system calls from here; no other ABI reaches it.
+#[cfg(target_arch = "x86_64")]
+const FOREIGN_NR: u32 = 0x4000_0000;
+#[cfg(not(target_arch = "x86_64"))]
+const FOREIGN_NR: u32 = u32::MAX;
+
+const fn statement(code: u16, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+/// The filter: another ABI's calls, and the calls that make a socket (io_uring can make one
+/// without `socket`), fail with `EACCES`; everything else is allowed.
+static SOCKET_FILTER: [libc::sock_filter; 9] = [
+    statement(BPF_LD_W_ABS, DATA_ARCH),
+    jump(BPF_JEQ_K, AUDIT_ARCH, 0, 6),
+    statement(BPF_LD_W_ABS, DATA_NR),
+    jump(BPF_JGE_K, FOREIGN_NR, 4, 0),
+    jump(BPF_JEQ_K, libc::SYS_socket as u32, 3, 0),
+    jump(BPF_JEQ_K, libc::SYS_socketpair as u32, 2, 0),
+    jump(BPF_JEQ_K, libc::SYS_io_uring_setup as u32, 1, 0),
+    statement(BPF_RET_K, SECCOMP_RET_ALLOW),
+    statement(BPF_RET_K, SECCOMP_RET_ERRNO | libc::EACCES as u32),
+];
+
+/// Installs [`SOCKET_FILTER`] on the calling thread (which must have no-new-privs set).
+///
+/// # Safety
+/// Async-signal-safe; callable in a child before `exec`.
+pub(super) unsafe fn deny_sockets() -> io::Result<()> {
+    let program = libc::sock_fprog {
+        len: SOCKET_FILTER.len() as libc::c_ushort,
+        filter: SOCKET_FILTER.as_ptr().cast_mut(),
+    };
+    // SAFETY: a valid filter program that outlives the call (the kernel copies it).
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_SET_MODE_FILTER,
+            0 as libc::c_uint,
+            &program as *const libc::sock_fprog,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }

@@ -56,39 +56,22 @@ impl Compiler {
             path: zig.clone(),
             source,
         };
-        let ruleset = match inner.confinement.landlock_abi {
-            Some(abi) => Some(
-                job_ruleset(
-                    &inner.toolchain,
-                    abi,
-                    job,
-                    !inner.confinement.net_ns,
-                    match step {
-                        Step::Direct => ZigCache::None,
-                        Step::Driver | Step::Verbose if inner.warm.load(Ordering::Acquire) => {
-                            ZigCache::Manifests
-                        }
-                        Step::Driver | Step::Verbose => ZigCache::All,
-                    },
-                )
-                .map_err(spawn_error)?,
-            ),
-            None => None,
+        let cache = match step {
+            Step::Direct => ZigCache::None,
+            Step::Driver | Step::Verbose if inner.warm.load(Ordering::Acquire) => {
+                ZigCache::Manifests
+            }
+            Step::Driver | Step::Verbose => ZigCache::All,
         };
-        let view = match inner.confinement.mount_ns {
-            true => Some(job_view(&inner.toolchain, job).map_err(spawn_error)?),
-            false => None,
-        };
-        let plan = ChildPlan {
-            parent: std::process::id() as libc::pid_t,
-            cpu_s: limits.cpu_s,
-            address_space: limits.memory_mb.saturating_mul(1 << 20),
-            file_size: FILE_SIZE_LIMIT,
-            open_files: OPEN_FILES,
-            unshare: inner.confinement.user_ns,
-            view: view.as_ref().map(View::raw),
-            ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
-        };
+        let (ruleset, view) =
+            job_guards(&inner.toolchain, &inner.confinement, job, cache).map_err(spawn_error)?;
+        let plan = child_plan(
+            &inner.confinement,
+            limits.cpu_s,
+            limits.memory_mb.saturating_mul(1 << 20),
+            &ruleset,
+            &view,
+        );
         let global_cache = inner.toolchain.global_cache_dir();
         let local_cache = job.join("zig-cache");
         let mut env = vec![
@@ -262,6 +245,53 @@ pub(super) struct Probe {
     pub(super) unconfined_reason: Option<String>,
 }
 
+/// The Landlock ruleset and the filesystem view one child under `confinement` needs for `job`.
+fn job_guards(
+    toolchain: &Toolchain,
+    confinement: &Confinement,
+    job: &Path,
+    cache: ZigCache,
+) -> std::io::Result<(Option<Ruleset>, Option<View>)> {
+    let ruleset = match confinement.landlock_abi {
+        Some(abi) => Some(job_ruleset(
+            toolchain,
+            abi,
+            job,
+            !confinement.net_ns,
+            cache,
+        )?),
+        None => None,
+    };
+    let view = match confinement.mount_ns {
+        true => Some(job_view(toolchain, job)?),
+        false => None,
+    };
+    Ok((ruleset, view))
+}
+
+/// What the child does before `exec`, as plain values; `ruleset` and `view` must outlive the
+/// spawn.
+fn child_plan(
+    confinement: &Confinement,
+    cpu_s: u64,
+    address_space: u64,
+    ruleset: &Option<Ruleset>,
+    view: &Option<View>,
+) -> ChildPlan {
+    ChildPlan {
+        parent: std::process::id() as libc::pid_t,
+        cpu_s,
+        address_space,
+        file_size: FILE_SIZE_LIMIT,
+        open_files: OPEN_FILES,
+        user_ns: confinement.user_ns,
+        net_ns: confinement.net_ns,
+        view: view.as_ref().map(View::raw),
+        ruleset: ruleset.as_ref().map(Ruleset::raw_fd),
+        seccomp: confinement.seccomp_net,
+    }
+}
+
 /// The compiler's filesystem view: the toolchain, the job directory and `/proc` (zig finds
 /// its library directory through `/proc/self/exe`; Landlock still denies opening anything in
 /// `/proc`).
@@ -270,47 +300,50 @@ pub(super) fn job_view(toolchain: &Toolchain, job: &Path) -> std::io::Result<Vie
 }
 
 /// Runs `zig env` and `zig cc --version` under the strongest confinement the kernel allows,
-/// stepping down (no mount namespace, no namespaces, then no Landlock) with a warning at each
-/// refusal.
+/// stepping down (no seccomp filter: a network namespace instead; no mount namespace; no
+/// namespaces; no Landlock) with a warning at each refusal.
 pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
     let abi = confine::landlock_abi();
     let mut unconfined_reason = abi.is_none().then(|| "Landlock is not enabled".to_owned());
+    let tier = |user_ns, net_ns, mount_ns, seccomp_net, landlock_abi: Option<u32>| Confinement {
+        user_ns,
+        net_ns,
+        mount_ns,
+        landlock_abi,
+        landlock_net: !net_ns && landlock_abi.is_some_and(|a| a >= 4),
+        seccomp_net,
+        rlimits: true,
+    };
     let attempts = [
-        (true, true, abi),
-        (true, false, abi),
-        (false, false, abi),
-        (false, false, None),
+        tier(true, false, true, true, abi),
+        tier(true, true, true, false, abi),
+        tier(true, true, false, false, abi),
+        tier(false, false, false, true, abi),
+        tier(false, false, false, false, abi),
+        tier(false, false, false, false, None),
     ];
-    for (unshare, mount_ns, abi) in attempts {
-        if unshare && !namespaces {
+    for confinement in attempts {
+        if confinement.user_ns && !namespaces {
             continue;
         }
-        match probe_once(toolchain, unshare, mount_ns, abi) {
+        match probe_once(toolchain, &confinement) {
             Ok(clang) => {
-                let confinement = Confinement {
-                    user_ns: unshare,
-                    net_ns: unshare,
-                    mount_ns,
-                    landlock_abi: abi,
-                    landlock_net: !unshare && abi.is_some_and(|a| a >= 4),
-                    rlimits: true,
-                };
-                if unshare && !mount_ns {
+                if confinement.user_ns && !confinement.mount_ns {
                     tracing::warn!(
                         "no mount namespace for the C/C++ compiler: host paths' existence is \
                          visible to it (Landlock still hides their contents)"
                     );
                 }
-                if abi.is_none() {
+                if confinement.landlock_abi.is_none() {
                     tracing::warn!(
                         "the C/C++ compiler has no filesystem confinement (no Landlock)"
                     );
                 }
-                if !unshare && abi.is_some() {
+                if !confinement.seccomp_net && !confinement.net_ns {
                     tracing::warn!(
                         landlock_net = confinement.landlock_net,
-                        "no user/network namespace for the C/C++ compiler; Landlock's TCP rules \
-                         stand in for the network namespace (UDP is not covered)"
+                        "no seccomp filter and no network namespace for the C/C++ compiler; \
+                         Landlock's TCP rules stand in (UDP is not covered)"
                     );
                 }
                 let version = match clang {
@@ -324,8 +357,8 @@ pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
                 };
             }
             Err(e) => {
-                tracing::warn!(unshare, mount_ns, ?abi, error = %e, "confining the compiler failed; trying less");
-                if abi.is_some() {
+                tracing::warn!(?confinement, error = %e, "confining the compiler failed; trying less");
+                if confinement.landlock_abi.is_some() {
                     unconfined_reason = Some(e.to_string());
                 }
             }
@@ -333,56 +366,22 @@ pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
     }
     Probe {
         version: format!("zig {ZIG_VERSION}"),
-        confinement: Confinement {
-            user_ns: false,
-            net_ns: false,
-            mount_ns: false,
-            landlock_abi: None,
-            landlock_net: false,
-            rlimits: true,
-        },
+        confinement: tier(false, false, false, false, None),
         unconfined_reason,
     }
 }
 
 /// One probe: `zig env` must work (it finds zig's library and cache directories) and `zig cc
 /// --version` gives the clang version, under this confinement.
-fn probe_once(
-    toolchain: &Toolchain,
-    unshare: bool,
-    mount_ns: bool,
-    abi: Option<u32>,
-) -> std::io::Result<Option<String>> {
+fn probe_once(toolchain: &Toolchain, confinement: &Confinement) -> std::io::Result<Option<String>> {
     use std::io::Read;
     let job = tempfile::Builder::new()
         .prefix("grpo-cc-probe-")
         .tempdir()?;
     let mut stdout = Vec::new();
     for args in [&["env"][..], &["cc", "--version"][..]] {
-        let ruleset = match abi {
-            Some(abi) => Some(job_ruleset(
-                toolchain,
-                abi,
-                job.path(),
-                !unshare,
-                ZigCache::All,
-            )?),
-            None => None,
-        };
-        let view = match mount_ns {
-            true => Some(job_view(toolchain, job.path())?),
-            false => None,
-        };
-        let plan = ChildPlan {
-            parent: std::process::id() as libc::pid_t,
-            cpu_s: 10,
-            address_space: 2048 << 20,
-            file_size: FILE_SIZE_LIMIT,
-            open_files: OPEN_FILES,
-            unshare,
-            view: view.as_ref().map(View::raw),
-            ruleset: ruleset.as_ref().map(|r| r.raw_fd()),
-        };
+        let (ruleset, view) = job_guards(toolchain, confinement, job.path(), ZigCache::All)?;
+        let plan = child_plan(confinement, 10, 2048 << 20, &ruleset, &view);
         let global_cache = toolchain.global_cache_dir();
         let local_cache = job.path().join("zig-cache");
         let env = [

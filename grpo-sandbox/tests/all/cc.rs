@@ -138,6 +138,8 @@ fn without_namespaces_landlock_denies_tcp_and_files_still() {
         "{confinement:?}"
     );
     assert!(confinement.landlock_net, "{confinement:?}");
+    // Without namespaces, the seccomp filter still leaves the compiler no socket at all.
+    assert!(confinement.seccomp_net, "{confinement:?}");
     let limits = CompileLimits::default();
     module(
         rt().block_on(compiler.compile(CLang::C, &fresh(HELLO_C), &limits))
