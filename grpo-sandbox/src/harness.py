@@ -153,11 +153,15 @@ def main(job):
             except base_exception:
                 pass
 
-    def finish(report, exit_code):
+    def finish(report, exit_code, judged_here=True):
+        """Reports and ends the run. `judged_here`: the verdict was reached in this
+        interpreter (assert and call modes), so a program that replaced what the tests use
+        must fail. A script's output is judged by the host, which no module patch reaches,
+        so a script run skips the check (it touches about a thousand objects)."""
         settrace(None)
         setprofile(None)
         flush_stdio()
-        changed = tampered()
+        changed = tampered() if judged_here else ()
         if changed:
             report["tampered"] = changed[:10]
             for case in report.get("cases", []):
@@ -215,7 +219,7 @@ def main(job):
         except base_exception as exc:
             print_traceback(exc)
             exit_code = 1
-        finish({"mode": "script", "exit_code": exit_code}, exit_code)
+        finish({"mode": "script", "exit_code": exit_code}, exit_code, judged_here=False)
         return
 
     if mode == "session":

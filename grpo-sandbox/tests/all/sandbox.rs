@@ -420,6 +420,30 @@ mod hacking {
     }
 
     #[test]
+    fn a_scripts_module_patches_cannot_reach_the_hosts_judgment() {
+        // Stdio tasks are judged by the host on the output, so the harness skips the module
+        // check there: a patch of what a comparison might use changes nothing, either way.
+        let task = code_task(
+            r#"{"id":"s","kind":"code","prompt":"","language":"python","mode":"full","tests":{"type":"stdio","cases":[{"stdin":"2 3\n","stdout":"5\n"}]}}"#,
+        );
+        let patch = "import json, math, builtins, operator\n\
+                     json.dumps = lambda *a, **k: '{\"exit_code\": 0}'\n\
+                     math.isclose = operator.eq = lambda *a, **k: True\n\
+                     builtins.print = lambda *a, **k: None\n";
+        let right = format!("a, b = map(int, input().split())\nprint(a + b)\n{patch}");
+        let wrong = format!("{patch}a, b = map(int, input().split())\nprint(a - b)\n");
+        let fake = format!("{patch}import os\nos._exit(0)\n");
+        let scores = score(&task, &[right.as_str(), wrong.as_str(), fake.as_str()]);
+        let got: Vec<(f64, VerdictKind)> = scores
+            .iter()
+            .map(|s| (s.value.unwrap(), s.verdict.kind))
+            .collect();
+        assert_eq!(got[0], (1.0, VerdictKind::Correct), "{scores:#?}");
+        assert_eq!(got[1].0, 0.0, "{scores:#?}");
+        assert_eq!(got[2].0, 0.0, "{scores:#?}");
+    }
+
+    #[test]
     fn moved_bindings_pass_and_swapped_ones_are_reported() {
         // The same names bound to the same objects, in another order, plus a new name: not
         // a patch (the harness's quick in-order check fails, the full one passes).
