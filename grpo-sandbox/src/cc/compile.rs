@@ -212,6 +212,8 @@ pub(super) struct Inner {
     pub(super) options: CompilerOptions,
     pub(super) version: String,
     pub(super) confinement: Confinement,
+    /// The namespaces every compile joins (see `shared_view`), when the host allows them.
+    pub(super) shared: Option<super::shared_view::SharedView>,
     /// Why Landlock is unavailable, when it is.
     pub(super) unconfined_reason: Option<String>,
     pub(super) memory: Mutex<Lru>,
@@ -255,6 +257,7 @@ impl Compiler {
                 direct: tokio::sync::OnceCell::new(),
                 version: probe.version,
                 confinement: probe.confinement,
+                shared: probe.shared,
                 unconfined_reason: probe.unconfined_reason,
                 toolchain,
                 options,
@@ -285,6 +288,13 @@ impl Compiler {
     /// The confinement compiles run under.
     pub fn confinement(&self) -> Confinement {
         self.inner.confinement
+    }
+
+    /// Where this compiler makes its job directories when its compiles share one set of
+    /// namespaces (`Confinement::shared_ns`); `None` otherwise (each job goes in the system's
+    /// temporary directory).
+    pub fn jobs_dir(&self) -> Option<&std::path::Path> {
+        self.inner.shared.as_ref().map(|s| s.jobs_dir())
     }
 
     /// Compiles run clang and the linker directly (see [`CompilerOptions::direct`]); known

@@ -50,6 +50,9 @@ pub struct Confinement {
     /// The compiler runs in a new mount namespace whose root holds only the toolchain, its
     /// job directory and `/proc`: no other host path exists for it.
     pub mount_ns: bool,
+    /// The user and mount namespaces are made once per compiler and joined by every compile
+    /// (its view then also holds other compiles' job directories, which Landlock hides).
+    pub shared_ns: bool,
     /// The Landlock ABI restricting the compiler's filesystem access, `None` when the kernel
     /// has no Landlock (then the compiler can read whatever this process can).
     pub landlock_abi: Option<u32>,
@@ -274,6 +277,9 @@ pub struct ChildPlan {
     pub view: Option<RawView>,
     /// Install the seccomp filter that denies sockets.
     pub seccomp: bool,
+    /// Join these namespaces and enter their view instead of making new ones (`user_ns` and
+    /// `view` are then false and `None`).
+    pub join: Option<RawJoin>,
     /// The Landlock ruleset to enforce.
     pub ruleset: Option<RawFd>,
 }
@@ -305,6 +311,22 @@ pub struct RawView {
 unsafe impl Send for RawView {}
 // SAFETY: as above; nothing writes through them.
 unsafe impl Sync for RawView {}
+
+/// Namespaces to join and the view to enter, for the child: see
+/// [`SharedView`](super::shared_view::SharedView).
+#[derive(Debug, Clone, Copy)]
+pub struct RawJoin {
+    pub(super) user_ns: RawFd,
+    pub(super) mnt_ns: RawFd,
+    pub(super) root: *const libc::c_char,
+    pub(super) workdir: *const libc::c_char,
+}
+
+// SAFETY: plain descriptors and pointers the child only reads before it execs, while what they
+// point into is alive in the parent.
+unsafe impl Send for RawJoin {}
+// SAFETY: as above.
+unsafe impl Sync for RawJoin {}
 
 impl View {
     /// A fresh empty root (a temporary directory) with mount points for `dirs` (at most 3,
@@ -348,6 +370,11 @@ impl View {
     /// The view for the child's plan.
     pub fn raw(&self) -> RawView {
         self.raw
+    }
+
+    /// The view's root directory.
+    pub fn root(&self) -> &Path {
+        self._root.path()
     }
 }
 
@@ -395,6 +422,12 @@ pub unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
     set_limit(libc::RLIMIT_CORE, 0, 0)?;
     // SAFETY: as above.
     unsafe {
+        if let Some(join) = plan.join {
+            check(libc::setns(join.user_ns, libc::CLONE_NEWUSER))?;
+            check(libc::setns(join.mnt_ns, libc::CLONE_NEWNS))?;
+            check(libc::chroot(join.root))?;
+            check(libc::chdir(join.workdir))?;
+        }
         if let (true, Some(view)) = (plan.user_ns, plan.view) {
             enter_view(&view)?;
         }
@@ -491,6 +524,21 @@ pub(super) unsafe fn deny_sockets() -> io::Result<()> {
 /// # Safety
 /// Call only from [`enter`], with pointers from a live [`View`].
 unsafe fn enter_view(view: &RawView) -> io::Result<()> {
+    // SAFETY: as the caller promises.
+    unsafe {
+        bind_view(view)?;
+        check(libc::chroot(view.root))?;
+        check(libc::chdir(view.workdir))?;
+    }
+    Ok(())
+}
+
+/// In a new mount namespace: make its mounts private and bind the view's directories under
+/// the view's root.
+///
+/// # Safety
+/// Only in a child process (raw syscalls), with pointers from a live [`View`].
+pub(super) unsafe fn bind_view(view: &RawView) -> io::Result<()> {
     let none = std::ptr::null::<libc::c_char>();
     // SAFETY: NUL-terminated strings from the parent's `View`; null where mount(2) allows it.
     unsafe {
@@ -511,8 +559,6 @@ unsafe fn enter_view(view: &RawView) -> io::Result<()> {
                 std::ptr::null(),
             ))?;
         }
-        check(libc::chroot(view.root))?;
-        check(libc::chdir(view.workdir))?;
     }
     Ok(())
 }

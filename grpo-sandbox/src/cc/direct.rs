@@ -241,9 +241,7 @@ impl Compiler {
 
     /// A fresh job directory holding `source`.
     pub(super) fn job_with(&self, lang: CLang, source: &str) -> Result<tempfile::TempDir, CcError> {
-        let job = tempfile::Builder::new()
-            .prefix("grpo-cc-")
-            .tempdir()
+        let job = super::run::job_dir(self.inner.shared.as_ref(), "grpo-cc-")
             .map_err(|e| CcError::io(std::env::temp_dir(), e))?;
         let path = job.path().join(lang.source_name());
         std::fs::write(&path, source).map_err(|e| CcError::io(&path, e))?;

@@ -31,6 +31,7 @@ mod lex;
 mod pch;
 mod run;
 mod shadow;
+mod shared_view;
 mod spawn;
 mod toolchain;
 mod warm;

@@ -2,6 +2,7 @@
 //! and the probe that finds which confinement this host allows.
 
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -10,8 +11,9 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::compile::{CompileLimits, Compiler};
-use super::confine::{self, ChildPlan, Confinement, Ruleset, View};
+use super::confine::{self, ChildPlan, Confinement, RawJoin, Ruleset, View};
 use super::error::CcError;
+use super::shared_view::SharedView;
 use super::spawn::{self, Spec};
 use super::toolchain::{Toolchain, ZIG_VERSION};
 
@@ -65,12 +67,16 @@ impl Compiler {
         };
         let (ruleset, view) =
             job_guards(&inner.toolchain, &inner.confinement, job, cache).map_err(spawn_error)?;
+        let job_c = std::ffi::CString::new(job.as_os_str().as_bytes())
+            .map_err(|e| spawn_error(std::io::Error::other(e)))?;
+        let join = inner.shared.as_ref().map(|s| s.raw_join(&job_c));
         let plan = child_plan(
             &inner.confinement,
             limits.cpu_s,
             limits.memory_mb.saturating_mul(1 << 20),
             &ruleset,
             &view,
+            join,
         );
         let global_cache = inner.toolchain.global_cache_dir();
         let local_cache = job.join("zig-cache");
@@ -242,6 +248,8 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec
 pub(super) struct Probe {
     pub(super) version: String,
     pub(super) confinement: Confinement,
+    /// The namespaces every compile joins, when `confinement.shared_ns`.
+    pub(super) shared: Option<SharedView>,
     pub(super) unconfined_reason: Option<String>,
 }
 
@@ -262,11 +270,25 @@ fn job_guards(
         )?),
         None => None,
     };
-    let view = match confinement.mount_ns {
+    let view = match confinement.mount_ns && !confinement.shared_ns {
         true => Some(job_view(toolchain, job)?),
         false => None,
     };
     Ok((ruleset, view))
+}
+
+/// A fresh job directory: in the shared view's jobs directory when there is one, else in the
+/// system's temporary directory.
+pub(super) fn job_dir(
+    shared: Option<&SharedView>,
+    prefix: &str,
+) -> std::io::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    match shared {
+        Some(shared) => builder.tempdir_in(shared.jobs_dir()),
+        None => builder.tempdir(),
+    }
 }
 
 /// What the child does before `exec`, as plain values; `ruleset` and `view` must outlive the
@@ -277,6 +299,7 @@ fn child_plan(
     address_space: u64,
     ruleset: &Option<Ruleset>,
     view: &Option<View>,
+    join: Option<RawJoin>,
 ) -> ChildPlan {
     ChildPlan {
         parent: std::process::id() as libc::pid_t,
@@ -284,11 +307,13 @@ fn child_plan(
         address_space,
         file_size: FILE_SIZE_LIMIT,
         open_files: OPEN_FILES,
-        user_ns: confinement.user_ns,
+        // Joining existing namespaces makes none.
+        user_ns: confinement.user_ns && join.is_none(),
         net_ns: confinement.net_ns,
         view: view.as_ref().map(View::raw),
         ruleset: ruleset.as_ref().map(Ruleset::raw_fd),
         seccomp: confinement.seccomp_net,
+        join,
     }
 }
 
@@ -309,12 +334,18 @@ pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
         user_ns,
         net_ns,
         mount_ns,
+        shared_ns: false,
         landlock_abi,
         landlock_net: !net_ns && landlock_abi.is_some_and(|a| a >= 4),
         seccomp_net,
         rlimits: true,
     };
+    let shared = Confinement {
+        shared_ns: true,
+        ..tier(true, false, true, true, abi)
+    };
     let attempts = [
+        shared,
         tier(true, false, true, true, abi),
         tier(true, true, true, false, abi),
         tier(true, true, false, false, abi),
@@ -326,7 +357,17 @@ pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
         if confinement.user_ns && !namespaces {
             continue;
         }
-        match probe_once(toolchain, &confinement) {
+        let view = match confinement.shared_ns {
+            true => match SharedView::new(toolchain.root()) {
+                Ok(view) => Some(view),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no shared namespaces for the C/C++ compiler; each compile makes its own");
+                    continue;
+                }
+            },
+            false => None,
+        };
+        match probe_once(toolchain, &confinement, view.as_ref()) {
             Ok(clang) => {
                 if confinement.user_ns && !confinement.mount_ns {
                     tracing::warn!(
@@ -353,6 +394,7 @@ pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
                 return Probe {
                     version,
                     confinement,
+                    shared: view,
                     unconfined_reason,
                 };
             }
@@ -367,21 +409,27 @@ pub(super) fn probe(toolchain: &Toolchain, namespaces: bool) -> Probe {
     Probe {
         version: format!("zig {ZIG_VERSION}"),
         confinement: tier(false, false, false, false, None),
+        shared: None,
         unconfined_reason,
     }
 }
 
 /// One probe: `zig env` must work (it finds zig's library and cache directories) and `zig cc
 /// --version` gives the clang version, under this confinement.
-fn probe_once(toolchain: &Toolchain, confinement: &Confinement) -> std::io::Result<Option<String>> {
+fn probe_once(
+    toolchain: &Toolchain,
+    confinement: &Confinement,
+    shared: Option<&SharedView>,
+) -> std::io::Result<Option<String>> {
     use std::io::Read;
-    let job = tempfile::Builder::new()
-        .prefix("grpo-cc-probe-")
-        .tempdir()?;
+    let job = job_dir(shared, "grpo-cc-probe-")?;
+    let job_c =
+        std::ffi::CString::new(job.path().as_os_str().as_bytes()).map_err(std::io::Error::other)?;
     let mut stdout = Vec::new();
     for args in [&["env"][..], &["cc", "--version"][..]] {
         let (ruleset, view) = job_guards(toolchain, confinement, job.path(), ZigCache::All)?;
-        let plan = child_plan(confinement, 10, 2048 << 20, &ruleset, &view);
+        let join = shared.map(|s| s.raw_join(&job_c));
+        let plan = child_plan(confinement, 10, 2048 << 20, &ruleset, &view, join);
         let global_cache = toolchain.global_cache_dir();
         let local_cache = job.path().join("zig-cache");
         let env = [

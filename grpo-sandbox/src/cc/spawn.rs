@@ -49,7 +49,7 @@ pub(super) struct Spec<'a> {
 /// kills the group and reaps the child.
 #[derive(Debug)]
 pub(super) struct Child {
-    pid: libc::pid_t,
+    pub(super) pid: libc::pid_t,
     pidfd: Option<OwnedFd>,
     reaped: bool,
     pub stdout: Option<OwnedFd>,
@@ -423,6 +423,7 @@ mod tests {
             view: None,
             ruleset: None,
             seccomp: false,
+            join: None,
         }
     }
 

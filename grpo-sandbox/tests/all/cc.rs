@@ -444,6 +444,32 @@ fn a_canary_outside_the_job_is_never_seen() {
     refused(CLang::C, &embed, &[secret]);
 }
 
+#[test]
+fn another_jobs_directory_in_the_shared_view_is_never_seen() {
+    // With shared namespaces, every compile's job directory is in every compile's view (the
+    // jobs directory is bound in once); Landlock must still keep each to its own.
+    let compiler = compiler();
+    let Some(jobs) = compiler.jobs_dir() else {
+        assert!(!compiler.confinement().shared_ns);
+        return;
+    };
+    assert!(compiler.confinement().shared_ns);
+    let other = tempfile::Builder::new()
+        .prefix("grpo-cc-")
+        .tempdir_in(jobs)
+        .unwrap();
+    let secret = "CANARY-2b81d0e4-another-job";
+    let header = other.path().join("main.h");
+    std::fs::write(&header, format!("{secret} {secret}\n")).unwrap();
+    let include = format!("#include \"{}\"\nint main(void){{}}\n", header.display());
+    let stderr = refused(CLang::C, &include, &[secret]);
+    assert!(!stderr.contains("CANARY"), "{stderr}");
+    // Nor by a path relative to its own job directory.
+    let name = other.path().file_name().unwrap().to_string_lossy();
+    let relative = format!("#include \"../{name}/main.h\"\nint main(void){{}}\n");
+    refused(CLang::C, &relative, &[secret]);
+}
+
 /// A source whose preprocessing takes 2^40 steps (and slowly grows clang's memory).
 fn macro_bomb() -> String {
     let mut source = String::from("#define A0 ;\n");
