@@ -66,7 +66,7 @@ def grpo_side():
 
     def run(program, expected):
         task = json.dumps({
-            "kind": "code", "id": "p", "prompt": "", "language": "python", "mode": "full",
+            "kind": "code", "id": "p", "prompt": "p", "language": "python", "mode": "full",
             "tests": {"type": "stdio", "cases": [{"stdin": "", "stdout": expected}]},
         })
         score = grpo_rewards.score(task, ["```python\n" + program + "```"])[0]
