@@ -332,12 +332,19 @@ impl View {
     /// A fresh empty root (a temporary directory) with mount points for `dirs` (at most 3,
     /// absolute) and `workdir` the directory to start in.
     pub fn new(dirs: &[&Path], workdir: &Path) -> io::Result<View> {
+        View::new_in(&std::env::temp_dir(), dirs, workdir)
+    }
+
+    /// [`View::new`] with the root made in `parent`.
+    pub fn new_in(parent: &Path, dirs: &[&Path], workdir: &Path) -> io::Result<View> {
         if dirs.len() > MAX_BINDS {
             return Err(io::Error::other(
                 "too many directories for the compiler's view",
             ));
         }
-        let root = tempfile::Builder::new().prefix("grpo-cc-root-").tempdir()?;
+        let root = tempfile::Builder::new()
+            .prefix("grpo-cc-root-")
+            .tempdir_in(parent)?;
         let c_string =
             |path: &Path| CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other);
         let mut paths = vec![c_string(root.path())?, c_string(workdir)?];

@@ -16,6 +16,11 @@
 //! the view, at its own path). What the child sees is what it saw before, with one
 //! difference: other compiles' job directories exist in its view, under random names; Landlock
 //! gives it neither listing nor reading of them (its ruleset covers only its own job).
+//!
+//! The view's root and the jobs directory live in one directory per compiler,
+//! `$TMPDIR/grpo-cc-view-<pid>-*`, removed when the compiler is dropped. The process-wide
+//! compiler is a static, never dropped, so each new one first removes the directories of
+//! processes that are gone.
 
 use std::ffi::CString;
 use std::io;
@@ -31,18 +36,28 @@ pub struct SharedView {
     user_ns: OwnedFd,
     mnt_ns: OwnedFd,
     root: CString,
-    jobs: tempfile::TempDir,
+    jobs: std::path::PathBuf,
     // Dropped after the namespaces' descriptors (fields drop in order): removing the mount
-    // points on the host is then harmless.
+    // points on the host is then harmless. The view's root is inside `_dir`.
     _view: View,
+    _dir: tempfile::TempDir,
 }
+
+/// The name every compiler's directory starts with, then its process id and a `-`.
+const PREFIX: &str = "grpo-cc-view-";
 
 impl SharedView {
     /// Makes the namespaces: the toolchain (`toolchain`), a fresh jobs directory and `/proc`
     /// appear at their own paths under an empty root.
     pub fn new(toolchain: &Path) -> io::Result<SharedView> {
-        let jobs = tempfile::Builder::new().prefix("grpo-cc-jobs-").tempdir()?;
-        let view = View::new(&[toolchain, jobs.path(), Path::new("/proc")], jobs.path())?;
+        let temp = std::env::temp_dir();
+        remove_stale(&temp);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{PREFIX}{}-", std::process::id()))
+            .tempdir_in(&temp)?;
+        let jobs = dir.path().join("jobs");
+        std::fs::create_dir(&jobs)?;
+        let view = View::new_in(dir.path(), &[toolchain, &jobs, Path::new("/proc")], &jobs)?;
         let (user_ns, mnt_ns) = hold_namespaces(&view)?;
         let root = CString::new(view.root().as_os_str().as_bytes()).map_err(io::Error::other)?;
         Ok(SharedView {
@@ -51,12 +66,13 @@ impl SharedView {
             root,
             jobs,
             _view: view,
+            _dir: dir,
         })
     }
 
     /// Where job directories go (visible in the view at the same path).
     pub fn jobs_dir(&self) -> &Path {
-        self.jobs.path()
+        &self.jobs
     }
 
     /// What a child needs to join, working in `workdir` (a directory under
@@ -67,6 +83,38 @@ impl SharedView {
             mnt_ns: self.mnt_ns.as_raw_fd(),
             root: self.root.as_ptr(),
             workdir: workdir.as_ptr(),
+        }
+    }
+}
+
+/// Removes the compiler directories in `temp` whose process is gone (a process id now used by
+/// another process keeps its directory until that one is gone too).
+fn remove_stale(temp: &Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone && pid != std::process::id() as libc::pid_t {
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => {
+                    tracing::debug!(path = %entry.path().display(), "removed a stale compiler directory")
+                }
+                Err(e) => {
+                    tracing::debug!(path = %entry.path().display(), error = %e, "could not remove a stale compiler directory")
+                }
+            }
         }
     }
 }
@@ -168,5 +216,31 @@ extern "C" fn holder_main(arg: *mut libc::c_void) -> libc::c_int {
     unsafe {
         libc::write(args.report, bytes.as_ptr().cast(), bytes.len());
         libc::_exit(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_directories_go_and_live_ones_stay() {
+        let temp = tempfile::tempdir().unwrap();
+        // No process has the largest pid; ours is alive.
+        let dead = temp
+            .path()
+            .join(format!("{PREFIX}{}-abc", libc::pid_t::MAX));
+        let live = temp
+            .path()
+            .join(format!("{PREFIX}{}-def", std::process::id()));
+        let other = temp.path().join("grpo-cc-something-else");
+        for dir in [&dead, &live, &other] {
+            std::fs::create_dir_all(dir.join("jobs/grpo-cc-x")).unwrap();
+            std::fs::write(dir.join("jobs/grpo-cc-x/main.c"), "int main(void){}").unwrap();
+        }
+        remove_stale(temp.path());
+        assert!(!dead.exists());
+        assert!(live.exists());
+        assert!(other.exists());
     }
 }

@@ -470,6 +470,27 @@ fn another_jobs_directory_in_the_shared_view_is_never_seen() {
     refused(CLang::C, &relative, &[secret]);
 }
 
+#[test]
+fn a_dropped_compiler_leaves_no_directory_behind() {
+    use grpo_sandbox::cc::CompilerOptions;
+    let own = Compiler::with_options(compiler().toolchain().clone(), CompilerOptions::default());
+    let Some(dir) = own
+        .jobs_dir()
+        .and_then(|jobs| jobs.parent())
+        .map(|d| d.to_path_buf())
+    else {
+        return;
+    };
+    let limits = CompileLimits::default();
+    module(
+        rt().block_on(own.compile(CLang::C, &fresh(HELLO_C), &limits))
+            .unwrap(),
+    );
+    assert!(dir.is_dir());
+    drop(own);
+    assert!(!dir.exists(), "{} is still there", dir.display());
+}
+
 /// A source whose preprocessing takes 2^40 steps (and slowly grows clang's memory).
 fn macro_bomb() -> String {
     let mut source = String::from("#define A0 ;\n");
