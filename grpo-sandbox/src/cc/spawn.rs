@@ -49,7 +49,7 @@ pub(super) struct Spec<'a> {
 /// kills the group and reaps the child.
 #[derive(Debug)]
 pub(super) struct Child {
-    pub(super) pid: libc::pid_t,
+    pid: libc::pid_t,
     pidfd: Option<OwnedFd>,
     reaped: bool,
     pub stdout: Option<OwnedFd>,
