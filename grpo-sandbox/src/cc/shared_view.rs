@@ -3,9 +3,10 @@
 //! A compile's child used to make its own user and mount namespace (`CLONE_NEWUSER |
 //! CLONE_NEWNS`), bind the toolchain, its job directory and `/proc` into an empty root, and
 //! `chroot` there. Measured on `zig version` (a process that does almost nothing), that cost
-//! about 2.5 ms of wall time per process over a process in a user namespace alone: the view's
-//! directories made and removed on the host, the mount table copied, and a wait at exit while
-//! the namespace was torn down. A C compile is two such processes.
+//! about 2.5 ms of wall time per process over a process in a user namespace alone (the view's
+//! directories made and removed on the host, the mount table copied, the binds made, the
+//! namespace torn down at exit; about 1 ms of it the child spent asleep). A C compile is two
+//! such processes.
 //!
 //! Here the namespaces are made once: a short-lived holder process is cloned into a new user
 //! and mount namespace, binds the toolchain, a jobs directory and `/proc` under an empty root
