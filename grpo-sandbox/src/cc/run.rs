@@ -1,7 +1,7 @@
 //! Running zig for one job: the confined child process, its limits and captured messages,
 //! and the probe that finds which confinement this host allows.
 
-use std::ffi::OsStr;
+use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::compile::{CompileLimits, Compiler};
-use super::confine::{self, ChildPlan, Confinement, RawJoin, Ruleset, View};
+use super::confine::{self, ChildPlan, Confinement, Ruleset, View};
 use super::error::CcError;
 use super::shared_view::SharedView;
 use super::spawn::{self, Spec};
@@ -65,26 +65,17 @@ impl Compiler {
             }
             Step::Driver | Step::Verbose => ZigCache::All,
         };
-        let (ruleset, view) =
-            job_guards(&inner.toolchain, &inner.confinement, job, cache).map_err(spawn_error)?;
-        let job_c = std::ffi::CString::new(job.as_os_str().as_bytes())
-            .map_err(|e| spawn_error(std::io::Error::other(e)))?;
-        let join = inner.shared.as_ref().map(|s| s.raw_join(&job_c));
-        let plan = child_plan(
+        // Lives until the compiler is gone: removing a view's directories on the host would
+        // detach the child's mounts (Linux unmounts a mount point unlinked in another namespace).
+        let guards = JobGuards::new(&inner.toolchain, &inner.confinement, job, cache)
+            .map_err(spawn_error)?;
+        let plan = guards.plan(
             &inner.confinement,
+            inner.shared.as_ref(),
             limits.cpu_s,
             limits.memory_mb.saturating_mul(1 << 20),
-            &ruleset,
-            &view,
-            join,
         );
-        let global_cache = inner.toolchain.global_cache_dir();
-        let local_cache = job.join("zig-cache");
-        let mut env = vec![
-            ("ZIG_GLOBAL_CACHE_DIR", global_cache.as_os_str()),
-            ("ZIG_LOCAL_CACHE_DIR", local_cache.as_os_str()),
-            ("TMPDIR", job.as_os_str()),
-        ];
+        let mut env = guards.env();
         if step == Step::Verbose {
             env.push(("ZIG_VERBOSE_CC", OsStr::new("1")));
             env.push(("ZIG_VERBOSE_LINK", OsStr::new("1")));
@@ -98,9 +89,6 @@ impl Compiler {
             stderr: true,
         };
         let mut child = spawn::spawn(&spec, &plan).map_err(spawn_error)?;
-        drop(ruleset);
-        // `view` lives until the compiler is gone: removing its directories on the host would
-        // detach the child's mounts (Linux unmounts a mount point unlinked in another namespace).
         let receiver = |fd: Option<std::os::fd::OwnedFd>| {
             fd.map(tokio::net::unix::pipe::Receiver::from_owned_fd)
                 .transpose()
@@ -253,28 +241,80 @@ pub(super) struct Probe {
     pub(super) unconfined_reason: Option<String>,
 }
 
-/// The Landlock ruleset and the filesystem view one child under `confinement` needs for `job`.
-fn job_guards(
-    toolchain: &Toolchain,
-    confinement: &Confinement,
-    job: &Path,
-    cache: ZigCache,
-) -> std::io::Result<(Option<Ruleset>, Option<View>)> {
-    let ruleset = match confinement.landlock_abi {
-        Some(abi) => Some(job_ruleset(
-            toolchain,
-            abi,
-            job,
-            !confinement.net_ns,
-            cache,
-        )?),
-        None => None,
-    };
-    let view = match confinement.mount_ns && !confinement.shared_ns {
-        true => Some(job_view(toolchain, job)?),
-        false => None,
-    };
-    Ok((ruleset, view))
+/// What one confined zig process needs from the parent besides its arguments: its Landlock
+/// ruleset, its own filesystem view (when compiles do not share namespaces), its job
+/// directory as a C string (to join shared namespaces) and zig's environment.
+struct JobGuards {
+    ruleset: Option<Ruleset>,
+    view: Option<View>,
+    workdir: CString,
+    env: [(&'static str, OsString); 3],
+}
+
+impl JobGuards {
+    fn new(
+        toolchain: &Toolchain,
+        confinement: &Confinement,
+        job: &Path,
+        cache: ZigCache,
+    ) -> std::io::Result<JobGuards> {
+        let ruleset = match confinement.landlock_abi {
+            Some(abi) => Some(job_ruleset(
+                toolchain,
+                abi,
+                job,
+                !confinement.net_ns,
+                cache,
+            )?),
+            None => None,
+        };
+        let view = match confinement.mount_ns && !confinement.shared_ns {
+            true => Some(job_view(toolchain, job)?),
+            false => None,
+        };
+        let workdir = CString::new(job.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+        let env = [
+            ("ZIG_GLOBAL_CACHE_DIR", toolchain.global_cache_dir().into()),
+            ("ZIG_LOCAL_CACHE_DIR", job.join("zig-cache").into()),
+            ("TMPDIR", job.into()),
+        ];
+        Ok(JobGuards {
+            ruleset,
+            view,
+            workdir,
+            env,
+        })
+    }
+
+    /// The child's plan, as plain values pointing into `self` and `shared`.
+    fn plan(
+        &self,
+        confinement: &Confinement,
+        shared: Option<&SharedView>,
+        cpu_s: u64,
+        address_space: u64,
+    ) -> ChildPlan {
+        let join = shared.map(|s| s.raw_join(&self.workdir));
+        ChildPlan {
+            parent: std::process::id() as libc::pid_t,
+            cpu_s,
+            address_space,
+            file_size: FILE_SIZE_LIMIT,
+            open_files: OPEN_FILES,
+            // Joining existing namespaces makes none.
+            user_ns: confinement.user_ns && join.is_none(),
+            net_ns: confinement.net_ns,
+            view: self.view.as_ref().map(View::raw),
+            ruleset: self.ruleset.as_ref().map(Ruleset::raw_fd),
+            seccomp: confinement.seccomp_net,
+            join,
+        }
+    }
+
+    /// zig's environment: its caches and temporary directory.
+    fn env(&self) -> Vec<(&str, &OsStr)> {
+        self.env.iter().map(|(k, v)| (*k, v.as_os_str())).collect()
+    }
 }
 
 /// A fresh job directory: in the shared view's jobs directory when there is one, else in the
@@ -288,32 +328,6 @@ pub(super) fn job_dir(
     match shared {
         Some(shared) => builder.tempdir_in(shared.jobs_dir()),
         None => builder.tempdir(),
-    }
-}
-
-/// What the child does before `exec`, as plain values; `ruleset` and `view` must outlive the
-/// spawn.
-fn child_plan(
-    confinement: &Confinement,
-    cpu_s: u64,
-    address_space: u64,
-    ruleset: &Option<Ruleset>,
-    view: &Option<View>,
-    join: Option<RawJoin>,
-) -> ChildPlan {
-    ChildPlan {
-        parent: std::process::id() as libc::pid_t,
-        cpu_s,
-        address_space,
-        file_size: FILE_SIZE_LIMIT,
-        open_files: OPEN_FILES,
-        // Joining existing namespaces makes none.
-        user_ns: confinement.user_ns && join.is_none(),
-        net_ns: confinement.net_ns,
-        view: view.as_ref().map(View::raw),
-        ruleset: ruleset.as_ref().map(Ruleset::raw_fd),
-        seccomp: confinement.seccomp_net,
-        join,
     }
 }
 
@@ -423,19 +437,11 @@ fn probe_once(
 ) -> std::io::Result<Option<String>> {
     use std::io::Read;
     let job = job_dir(shared, "grpo-cc-probe-")?;
-    let job_c =
-        std::ffi::CString::new(job.path().as_os_str().as_bytes()).map_err(std::io::Error::other)?;
     let mut stdout = Vec::new();
     for args in [&["env"][..], &["cc", "--version"][..]] {
-        let (ruleset, view) = job_guards(toolchain, confinement, job.path(), ZigCache::All)?;
-        let join = shared.map(|s| s.raw_join(&job_c));
-        let plan = child_plan(confinement, 10, 2048 << 20, &ruleset, &view, join);
-        let global_cache = toolchain.global_cache_dir();
-        let local_cache = job.path().join("zig-cache");
-        let env = [
-            ("ZIG_GLOBAL_CACHE_DIR", global_cache.as_os_str()),
-            ("ZIG_LOCAL_CACHE_DIR", local_cache.as_os_str()),
-        ];
+        let guards = JobGuards::new(toolchain, confinement, job.path(), ZigCache::All)?;
+        let plan = guards.plan(confinement, shared, 10, 2048 << 20);
+        let env = guards.env();
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         let spec = Spec {
             program: &toolchain.zig(),
