@@ -3,13 +3,14 @@
 //! between `clone` and `exec` (see [`spawn`](super::spawn)), to see only the toolchain and its
 //! job directory.
 //!
-//! What the child gets (3. at its creation, the rest in order before `exec`; each a raw
-//! syscall, async-signal-safe, no allocation):
+//! What the child gets, in order before `exec` (fresh namespaces come from the `clone`
+//! itself); each a raw syscall, async-signal-safe, no allocation:
 //! 1. `PR_SET_PDEATHSIG(SIGKILL)`: the compiler dies with the thread that started it.
 //! 2. rlimits: CPU seconds, address space, file size, open files, no core dumps.
-//! 3. `CLONE_NEWUSER | CLONE_NEWNS` (made by the `clone` that starts the child; the same as
-//!    `unshare` with those flags): the user namespace (no uid map: the child is `nobody`
-//!    inside it) is what lets an unprivileged process create the mount namespace, and also
+//! 3. A user and a mount namespace: normally the compiler's own, made once and joined with
+//!    `setns` (see [`shared_view`](super::shared_view)); else fresh ones from the `clone`
+//!    that starts the child (`CLONE_NEWUSER | CLONE_NEWNS`). The user namespace (no uid
+//!    map: the child is `nobody` inside it) is what lets an unprivileged process create the mount namespace, and also
 //!    drops root's `CAP_DAC_OVERRIDE` over the host's files; in the mount namespace
 //!    the child `chroot`s into an empty directory where only the toolchain, the job directory
 //!    and `/proc` are bind-mounted at their own paths, so no other host path exists for it
@@ -292,7 +293,7 @@ const MAX_BINDS: usize = 3;
 /// rest of the host's tree does not exist for it, not even as names.
 #[derive(Debug)]
 pub struct View {
-    _root: tempfile::TempDir,
+    root: tempfile::TempDir,
     _paths: Vec<CString>,
     raw: RawView,
 }
@@ -368,7 +369,7 @@ impl View {
             raw.binds[i] = (pair[0].as_ptr(), pair[1].as_ptr());
         }
         Ok(View {
-            _root: root,
+            root,
             _paths: paths,
             raw,
         })
@@ -381,7 +382,7 @@ impl View {
 
     /// The view's root directory.
     pub fn root(&self) -> &Path {
-        self._root.path()
+        self.root.path()
     }
 }
 
