@@ -150,6 +150,29 @@ mod basics {
         assert_eq!(r.stdout, "[]\n", "{r:?}");
     }
 
+    /// The build makes the snapshot's objects immortal (`runtime/immortalize.py`), so runs
+    /// do not write their reference counts. They still behave as objects: a program can
+    /// drop every name for one, collect, and use it; what it creates is mortal as usual.
+    #[test]
+    fn the_snapshots_objects_are_immortal_and_still_behave() {
+        let r = run("import sys, json, math, collections, gc\n\
+             old = (json, json.dumps, math.sqrt, collections.OrderedDict, sys.modules, \
+             json.JSONDecoder.decode.__code__)\n\
+             print(all(sys._is_immortal(o) for o in old))\n\
+             print(any(sys._is_immortal(o) for o in ([], {}, object(), 'x' * 1000)))\n\
+             decoder = json.JSONDecoder\n\
+             del json.JSONDecoder, sys.modules['json']\n\
+             gc.collect()\n\
+             print(decoder().decode('[1, {\"a\": 2.5}]'))\n");
+        assert_eq!(
+            (r.status, r.stdout.as_str()),
+            (RunStatus::Ok, "True\nFalse\n[1, {'a': 2.5}]\n"),
+            "{r:?}"
+        );
+        let again = run("import json; print(json.JSONDecoder().decode('[3]'))");
+        assert_eq!(again.stdout, "[3]\n", "{again:?}");
+    }
+
     /// Runs reuse instance slots (and their memory, reset from the snapshot): what one run
     /// writes into the interpreter's globals is gone in the next.
     #[test]
