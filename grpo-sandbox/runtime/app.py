@@ -112,8 +112,33 @@ _HARNESS_SHA256 = grpo_harness_sha.SHA256
 del sys.modules["grpo_harness"], sys.modules["grpo_harness_sha"]
 
 
+def _read_job(raw):
+    header = raw.readline(32)
+    length = int(header)
+    return json.loads(raw.read(length))
+
+
+def _start(raw):
+    """One run: the job from `raw` (the program's stdin), then the harness."""
+    job = _read_job(raw)
+    random.seed(job.pop("seed"))
+    source = job.pop("harness")
+    expected = job.pop("harness_sha256", None)
+    if source is None:
+        if expected != _HARNESS_SHA256:
+            # The host expects another harness than this snapshot's: refuse, loudly.
+            os.write(2, b"grpo runtime: the snapshot's harness is not the host's\n")
+            os._exit(70)
+        _HARNESS_MAIN(job)
+        return
+    namespace = {"__name__": "__grpo_harness__", "__builtins__": builtins}
+    exec(compile(source, "<harness>", "exec"), namespace)
+    namespace["main"](job)
+
+
 def _warm_up():
-    """Runs the harness on a few small jobs of each mode at build time, as a run would.
+    """Runs a few small jobs of each mode at build time, as a run would (`_start`: the job
+    read and decoded, `random` reseeded, the harness).
 
     What a first run writes (bytecode the interpreter specializes in place, type version
     tags, the type attribute cache, dictionary key versions) is then part of the snapshot,
@@ -148,8 +173,11 @@ def _warm_up():
             for job in jobs:
                 sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
                 written.clear()
+                full = dict(job, nonce="warm-up", seed=12345, harness=None,
+                            harness_sha256=_HARNESS_SHA256)
+                data = json.dumps(full).encode()
                 try:
-                    _HARNESS_MAIN(dict(job, nonce="warm-up"))
+                    _start(io.BytesIO(str(len(data)).encode() + b"\n" + data))
                 except Finished:
                     pass
                 report = b"".join(written)
@@ -166,12 +194,6 @@ def _warm_up():
 
 _warm_up()
 
-
-def _read_job():
-    raw = sys.stdin.buffer
-    header = raw.readline(32)
-    length = int(header)
-    return json.loads(raw.read(length))
 
 
 # Everything allocated so far lives as long as the snapshot: move it out of the collector's
@@ -219,6 +241,9 @@ def _snapshot_objects():
 
 
 _SNAPSHOT_OBJECTS = _snapshot_objects()
+# A full collection also empties the interpreter's free lists, which the walk above refilled
+# with blocks scattered over the heap; runs would otherwise reuse (and dirty) those first.
+gc.collect()
 gc.freeze()
 
 
@@ -226,17 +251,4 @@ class Run(exports.Run):
     """The `wasi:cli/run` export: one call per instance, one program per call."""
 
     def run(self) -> None:
-        job = _read_job()
-        random.seed(job.pop("seed"))
-        source = job.pop("harness")
-        expected = job.pop("harness_sha256", None)
-        if source is None:
-            if expected != _HARNESS_SHA256:
-                # The host expects another harness than this snapshot's: refuse, loudly.
-                os.write(2, b"grpo runtime: the snapshot's harness is not the host's\n")
-                os._exit(70)
-            _HARNESS_MAIN(job)
-            return
-        namespace = {"__name__": "__grpo_harness__", "__builtins__": builtins}
-        exec(compile(source, "<harness>", "exec"), namespace)
-        namespace["main"](job)
+        _start(sys.stdin.buffer)
