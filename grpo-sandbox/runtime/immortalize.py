@@ -36,30 +36,20 @@ IMMORTAL_MINIMUM = 1 << 30
 PLAUSIBLE_REFCNT = 1 << 20
 
 
-def leb_u(data, pos):
-    """Unsigned LEB128 at `pos`: (value, next position)."""
+def leb(data, pos, signed=False):
+    """LEB128 at `pos` (unsigned, or signed 32-bit): (value, next position)."""
     result = shift = 0
     while True:
         byte = data[pos]
         pos += 1
         result |= (byte & 0x7F) << shift
+        shift += 7
         if byte < 0x80:
+            if signed:
+                if byte & 0x40:
+                    result -= 1 << shift
+                result &= 0xFFFFFFFF
             return result, pos
-        shift += 7
-
-
-def leb_s32(data, pos):
-    """Signed LEB128 (32-bit) at `pos`: (value, next position)."""
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            if byte & 0x40:
-                result -= 1 << shift
-            return result & 0xFFFFFFFF, pos
 
 
 def first_core_module(blob):
@@ -69,7 +59,7 @@ def first_core_module(blob):
     pos = 8
     while pos < len(blob):
         section, pos = blob[pos], pos + 1
-        size, pos = leb_u(blob, pos)
+        size, pos = leb(blob, pos)
         if section == 1:  # core module
             return pos, pos + size
         pos += size
@@ -86,30 +76,30 @@ def data_segments(blob, start, end):
     defines_memory = False
     while pos < end:
         section, pos = blob[pos], pos + 1
-        size, pos = leb_u(blob, pos)
+        size, pos = leb(blob, pos)
         body_end = pos + size
         if section == 5:
             defines_memory = True
         if section == 11:
-            count, p = leb_u(blob, pos)
+            count, p = leb(blob, pos)
             for _ in range(count):
-                flags, p = leb_u(blob, p)
+                flags, p = leb(blob, p)
                 if flags == 1:  # passive: not part of the initial image
-                    length, p = leb_u(blob, p)
+                    length, p = leb(blob, p)
                     p += length
                     continue
                 if flags == 2:
-                    memory, p = leb_u(blob, p)
+                    memory, p = leb(blob, p)
                     if memory != 0:
                         raise SystemExit("a data segment for another memory")
                 elif flags != 0:
                     raise SystemExit(f"unknown data segment flags {flags}")
                 if blob[p] != 0x41:  # i32.const
                     raise SystemExit("a data segment with a non-constant offset")
-                address, p = leb_s32(blob, p + 1)
+                address, p = leb(blob, p + 1, signed=True)
                 if blob[p] != 0x0B:
                     raise SystemExit("a data segment offset that is not one i32.const")
-                length, p = leb_u(blob, p + 1)
+                length, p = leb(blob, p + 1)
                 segments.append((address, p, length))
                 p += length
         pos = body_end
