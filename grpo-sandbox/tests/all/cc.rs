@@ -347,6 +347,15 @@ fn refused(lang: CLang, source: &str, secrets: &[&str]) -> String {
     stderr
 }
 
+/// Writes `secret` into a header at `path` (outside the job) and checks that a program
+/// including it by absolute path fails to compile without showing any of it.
+fn canary_include_is_refused(path: &std::path::Path, secret: &str) {
+    std::fs::write(path, format!("{secret} {secret}\n")).unwrap();
+    let include = format!("#include \"{}\"\nint main(void){{}}\n", path.display());
+    let stderr = refused(CLang::C, &include, &[secret]);
+    assert!(!stderr.contains("CANARY"), "{stderr}");
+}
+
 fn passwd_line() -> String {
     std::fs::read_to_string("/etc/passwd")
         .ok()
@@ -433,10 +442,7 @@ fn a_canary_outside_the_job_is_never_seen() {
     let dir = tempfile::tempdir().unwrap();
     let secret = "CANARY-7f3a9c1e-do-not-leak";
     let canary = dir.path().join("secret.h");
-    std::fs::write(&canary, format!("{secret} {secret}\n")).unwrap();
-    let include = format!("#include \"{}\"\nint main(void){{}}\n", canary.display());
-    let stderr = refused(CLang::C, &include, &[secret]);
-    assert!(!stderr.contains("CANARY"), "{stderr}");
+    canary_include_is_refused(&canary, secret);
     let embed = format!(
         "static const char s[] = {{\n#embed \"{}\"\n, 0}};\nint main(void){{ return s[0]; }}\n",
         canary.display()
@@ -459,11 +465,7 @@ fn another_jobs_directory_in_the_shared_view_is_never_seen() {
         .tempdir_in(jobs)
         .unwrap();
     let secret = "CANARY-2b81d0e4-another-job";
-    let header = other.path().join("main.h");
-    std::fs::write(&header, format!("{secret} {secret}\n")).unwrap();
-    let include = format!("#include \"{}\"\nint main(void){{}}\n", header.display());
-    let stderr = refused(CLang::C, &include, &[secret]);
-    assert!(!stderr.contains("CANARY"), "{stderr}");
+    canary_include_is_refused(&other.path().join("main.h"), secret);
     // Nor by a path relative to its own job directory.
     let name = other.path().file_name().unwrap().to_string_lossy();
     let relative = format!("#include \"../{name}/main.h\"\nint main(void){{}}\n");
