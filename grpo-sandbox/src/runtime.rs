@@ -266,12 +266,13 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()
     Ok(())
 }
 
-/// `wasmtime version - engine compatibility hash - blob sha256` (hex, shortened).
-fn cache_key(engine: &Engine, wasm: &[u8]) -> String {
+/// `wasmtime version - engine compatibility hash - sha256 of bytes` (hex, shortened): the
+/// bytes are the compressed blob for the Python runtime, the module's wasm for [`load_module`].
+fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let engine_hash = hasher.finish();
-    let blob: String = Sha256::digest(wasm)
+    let blob: String = Sha256::digest(bytes)
         .iter()
         .take(12)
         .map(|b| format!("{b:02x}"))
