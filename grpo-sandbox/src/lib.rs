@@ -25,6 +25,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod session;
 mod slot;
+mod stale;
 pub mod ts;
 
 use std::sync::Arc;

@@ -6,6 +6,10 @@
 //! 6% of the CPU of a trivial Python check. Emptying a directory the run left empty is one
 //! `getdents`. A directory goes back to the pool only when it could be emptied completely,
 //! so no file of one run is ever seen by another.
+//!
+//! The process-wide sandbox is a static and never drops its pool, so the directories it kept
+//! would outlive the process: they are named `grpo-sandbox-<pid>-…`, and a new pool first
+//! removes those of processes that are gone.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -15,12 +19,19 @@ use tempfile::TempDir;
 /// Empty directories kept for later runs, at most this many.
 const KEEP: usize = 64;
 
+/// The name every run directory starts with, then its process id and a `-`.
+const PREFIX: &str = "grpo-sandbox-";
+
 /// A pool of empty run directories under one root (the system's temporary directory when
 /// none is given). Dropping the pool removes the directories it kept.
 #[derive(Debug)]
 pub(crate) struct RunDirs {
     root: Option<PathBuf>,
     free: Mutex<Vec<TempDir>>,
+    /// `grpo-sandbox-<pid>-`.
+    prefix: String,
+    /// Whether the root has been swept of stale directories.
+    swept: std::sync::Once,
 }
 
 /// One run's directory: empty when taken; emptied and returned to its pool when dropped.
@@ -35,6 +46,8 @@ impl RunDirs {
         RunDirs {
             root,
             free: Mutex::new(Vec::new()),
+            prefix: crate::stale::owned_prefix(PREFIX),
+            swept: std::sync::Once::new(),
         }
     }
 
@@ -48,9 +61,16 @@ impl RunDirs {
         let kept = self.free.lock().ok().and_then(|mut free| free.pop());
         let dir = match kept {
             Some(dir) => dir,
-            None => tempfile::Builder::new()
-                .prefix("grpo-sandbox-")
-                .tempdir_in(self.root())?,
+            None => {
+                let root = self.root();
+                // Once per pool, before its first directory (not at `new`: a sandbox that
+                // never runs a guest does not read the temporary directory).
+                self.swept
+                    .call_once(|| crate::stale::remove_stale(&root, PREFIX));
+                tempfile::Builder::new()
+                    .prefix(&self.prefix)
+                    .tempdir_in(root)?
+            }
         };
         Ok(RunDir {
             dir: Some(dir),
@@ -122,6 +142,21 @@ mod tests {
         assert_eq!(std::fs::read_dir(second.path()).unwrap().count(), 0);
         // The link was removed, not followed: the root still holds the run directory.
         assert!(root.path().join(path.file_name().unwrap()).is_dir());
+    }
+
+    #[test]
+    fn directories_left_by_a_process_that_is_gone_are_removed() {
+        let root = tempfile::tempdir().unwrap();
+        // No process has the largest pid.
+        let stale = root
+            .path()
+            .join(format!("{PREFIX}{}-abc", libc::pid_t::MAX));
+        std::fs::create_dir(&stale).unwrap();
+        let dirs = RunDirs::new(Some(root.path().to_path_buf()));
+        let run = dirs.take().unwrap();
+        assert!(!stale.exists());
+        let name = run.path().file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with(&format!("{PREFIX}{}-", std::process::id())));
     }
 
     #[test]

@@ -52,9 +52,9 @@ impl SharedView {
     /// appear at their own paths under an empty root.
     pub fn new(toolchain: &Path) -> io::Result<SharedView> {
         let temp = std::env::temp_dir();
-        remove_stale(&temp);
+        crate::stale::remove_stale(&temp, PREFIX);
         let dir = tempfile::Builder::new()
-            .prefix(&format!("{PREFIX}{}-", std::process::id()))
+            .prefix(&crate::stale::owned_prefix(PREFIX))
             .tempdir_in(&temp)?;
         let jobs = dir.path().join("jobs");
         std::fs::create_dir(&jobs)?;
@@ -84,38 +84,6 @@ impl SharedView {
             mnt_ns: self.mnt_ns.as_raw_fd(),
             root: self.root.as_ptr(),
             workdir: workdir.as_ptr(),
-        }
-    }
-}
-
-/// Removes the compiler directories in `temp` whose process is gone (a process id now used by
-/// another process keeps its directory until that one is gone too).
-fn remove_stale(temp: &Path) {
-    let Ok(entries) = std::fs::read_dir(temp) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
-        else {
-            continue;
-        };
-        // SAFETY: signal 0 only asks whether the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
-            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone && pid != std::process::id() as libc::pid_t {
-            match std::fs::remove_dir_all(entry.path()) {
-                Ok(()) => {
-                    tracing::debug!(path = %entry.path().display(), "removed a stale compiler directory")
-                }
-                Err(e) => {
-                    tracing::debug!(path = %entry.path().display(), error = %e, "could not remove a stale compiler directory")
-                }
-            }
         }
     }
 }
@@ -217,31 +185,5 @@ extern "C" fn holder_main(arg: *mut libc::c_void) -> libc::c_int {
     unsafe {
         libc::write(args.report, bytes.as_ptr().cast(), bytes.len());
         libc::_exit(0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stale_directories_go_and_live_ones_stay() {
-        let temp = tempfile::tempdir().unwrap();
-        // No process has the largest pid; ours is alive.
-        let dead = temp
-            .path()
-            .join(format!("{PREFIX}{}-abc", libc::pid_t::MAX));
-        let live = temp
-            .path()
-            .join(format!("{PREFIX}{}-def", std::process::id()));
-        let other = temp.path().join("grpo-cc-something-else");
-        for dir in [&dead, &live, &other] {
-            std::fs::create_dir_all(dir.join("jobs/grpo-cc-x")).unwrap();
-            std::fs::write(dir.join("jobs/grpo-cc-x/main.c"), "int main(void){}").unwrap();
-        }
-        remove_stale(temp.path());
-        assert!(!dead.exists());
-        assert!(live.exists());
-        assert!(other.exists());
     }
 }
