@@ -118,10 +118,23 @@ def _read_job(raw):
     return json.loads(raw.read(length))
 
 
+# `random.seed` itself. componentize-py's runtime calls `random.seed()` once per instance,
+# before the export, to draw a fresh seed from the host (about 2.5 KB of `os.urandom`). Each
+# run reseeds from its job instead, which replaces that state completely, so the snapshot
+# holds a stand-in under the name that runtime looks up at build time (`_skip_seed`, set
+# at the end of this file), and `_start` puts the real one back before anything reads it.
+_REAL_SEED = random.seed
+
+
+def _skip_seed():
+    """Stands in for `random.seed` until `_start` reseeds from the job."""
+
+
 def _start(raw):
     """One run: the job from `raw` (the program's stdin), then the harness."""
     job = _read_job(raw)
-    random.seed(job.pop("seed"))
+    random.seed = _REAL_SEED
+    _REAL_SEED(job.pop("seed"))
     source = job.pop("harness")
     expected = job.pop("harness_sha256", None)
     if source is None:
@@ -241,6 +254,9 @@ def _snapshot_objects():
 
 
 _SNAPSHOT_OBJECTS = _snapshot_objects()
+# Last, after the harness took its copy of `random`'s names (with the real `seed`, which each
+# run puts back): componentize-py looks `random.seed` up once this module is imported.
+random.seed = _skip_seed
 # A full collection also empties the interpreter's free lists, which the walk above refilled
 # with blocks scattered over the heap; runs would otherwise reuse (and dirty) those first.
 gc.collect()
