@@ -25,6 +25,10 @@ use crate::error::{Result, SandboxError};
 /// The Python runtime component, zstd-compressed (built by `runtime/build.sh`).
 pub static PYTHON_WASM_ZST: &[u8] = include_bytes!("../runtime/python.wasm.zst");
 
+/// The SHA-256 of [`PYTHON_WASM_ZST`] (hex), computed by the build script.
+pub const PYTHON_WASM_ZST_SHA256: &str =
+    include!(concat!(env!("OUT_DIR"), "/python_wasm_zst_sha256.rs"));
+
 /// The wasmtime version the cache key includes (kept in step with Cargo.toml).
 pub const WASMTIME_VERSION: &str = "48.0.8";
 
@@ -157,8 +161,9 @@ pub fn python_wasm() -> Result<Vec<u8>> {
 
 /// Compiles the embedded runtime for `engine`, through the disk cache when one is given.
 pub fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> Result<Component> {
-    // The compressed blob names the component as well as its contents would.
-    let key = cache_key(engine, PYTHON_WASM_ZST);
+    // The compressed blob names the component as well as its contents would, and its hash
+    // was taken at build time.
+    let key = cache_key(engine, PYTHON_WASM_ZST_SHA256);
     if let Some(dir) = cache_dir {
         let path = dir.join(format!("python-{key}.cwasm"));
         if path.is_file() {
@@ -215,7 +220,10 @@ pub fn load_module(
     let Some(dir) = cache_dir else {
         return compile();
     };
-    let path = dir.join(format!("{name}-{}.cwasm", cache_key(engine, wasm)));
+    let path = dir.join(format!(
+        "{name}-{}.cwasm",
+        cache_key(engine, &sha256_hex(wasm))
+    ));
     if path.is_file() {
         // SAFETY: as for `load_component`: written by `Module::serialize` for an engine with
         // this compatibility hash (in the name), checked again by wasmtime's header.
@@ -266,18 +274,23 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()
     Ok(())
 }
 
-/// `wasmtime version - engine compatibility hash - sha256 of bytes` (hex, shortened): the
-/// bytes are the compressed blob for the Python runtime, the module's wasm for [`load_module`].
-fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
+/// `wasmtime version - engine compatibility hash - sha256` (the first 24 hex digits of
+/// `sha256`): the SHA-256 of the compressed blob for the Python runtime, of the module's wasm
+/// for [`load_module`].
+fn cache_key(engine: &Engine, sha256: &str) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let engine_hash = hasher.finish();
-    let blob: String = Sha256::digest(bytes)
-        .iter()
-        .take(12)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let blob = sha256.get(..24).unwrap_or(sha256);
     format!("{WASMTIME_VERSION}-{engine_hash:016x}-{blob}")
+}
+
+/// SHA-256 of `bytes`, in hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -295,9 +308,16 @@ mod tests {
     #[test]
     fn cache_key_changes_with_the_blob() {
         let engine = Engine::default();
-        let a = cache_key(&engine, b"one");
-        let b = cache_key(&engine, b"two");
+        let a = cache_key(&engine, &sha256_hex(b"one"));
+        let b = cache_key(&engine, &sha256_hex(b"two"));
         assert_ne!(a, b);
         assert!(a.starts_with("48.0.8-"));
+        // The same name as when the key hashed the bytes itself: entries stay usable.
+        assert!(a.ends_with("-7692c3ad3540bb803c020b3a"), "{a}");
+    }
+
+    #[test]
+    fn the_build_time_hash_is_the_embedded_blobs() {
+        assert_eq!(PYTHON_WASM_ZST_SHA256, sha256_hex(PYTHON_WASM_ZST));
     }
 }
