@@ -142,13 +142,7 @@ pub(crate) fn context<G: Guest>(
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)
-        .insecure_random_seed(rand::random::<u128>())
-        // A guest's file operations run on the thread that runs the guest, not handed to
-        // tokio's blocking pool: they touch only the run's own directory on a local file
-        // system (microseconds, and bounded by the file quota), and the hand-off (a task, a
-        // thread woken, a context switch each way) cost more than the operation. CPython's
-        // start of each run alone does a few (`chdir`, `stat`).
-        .allow_blocking_current_thread(true);
+        .insecure_random_seed(rand::random::<u128>());
     for mount in guest.mounts() {
         builder
             .preopened_dir(workdir, mount, FsPerms::ReadWrite)
