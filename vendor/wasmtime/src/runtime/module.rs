@@ -130,6 +130,17 @@ pub struct Module {
     inner: Arc<ModuleInner>,
 }
 
+/// One escaping defined function's `VMFuncRef`, less the instance's `vmctx`:
+/// where it goes in the `VMContext`, the text-section offsets of its
+/// array-to-wasm trampoline and body, and its engine type.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FuncRefTemplate {
+    pub(crate) vmctx_offset: u32,
+    pub(crate) array: u32,
+    pub(crate) wasm: u32,
+    pub(crate) type_index: VMSharedTypeIndex,
+}
+
 struct ModuleInner {
     engine: Engine,
     /// The compiled artifacts for this module that will be instantiated and
@@ -158,6 +169,12 @@ struct ModuleInner {
     /// function reference is an index instead of two searches in the
     /// compiled-function index (grpo-rs patch: see vendor/README.md).
     func_ref_offsets: OnceLock<Box<[Option<(u32, u32)>]>>,
+
+    /// Every escaping defined function's `VMFuncRef` but its `vmctx`, in
+    /// `VMContext` order: written in one pass when an instance is made, so
+    /// that asking for a reference later is only an address (grpo-rs patch:
+    /// see vendor/README.md).
+    func_ref_template: OnceLock<Box<[FuncRefTemplate]>>,
 
     /// Flag indicating whether this module can be serialized or not.
     #[cfg(any(feature = "cranelift", feature = "winch"))]
@@ -562,6 +579,7 @@ impl Module {
                 code,
                 memory_images: OnceLock::new(),
                 func_ref_offsets: OnceLock::new(),
+                func_ref_template: OnceLock::new(),
                 module,
                 #[cfg(any(feature = "cranelift", feature = "winch"))]
                 serializable,
@@ -681,6 +699,33 @@ impl Module {
                 .collect()
         });
         table.get(index.as_u32() as usize).copied().flatten()
+    }
+
+    /// The `VMFuncRef`s an instance of this module starts with (see
+    /// `func_ref_template` in `ModuleInner`), built on first use.
+    pub(crate) fn func_ref_template(&self) -> &[FuncRefTemplate] {
+        self.inner.func_ref_template.get_or_init(|| {
+            let module = self.env_module();
+            let offsets = self.offsets();
+            let mut template: Vec<FuncRefTemplate> = module
+                .functions
+                .iter()
+                .skip(module.num_imported_funcs)
+                .enumerate()
+                .filter_map(|(i, (_, func))| {
+                    let def = DefinedFuncIndex::from_u32(u32::try_from(i).ok()?);
+                    let (array, wasm) = self.func_ref_offsets(def)?;
+                    Some(FuncRefTemplate {
+                        vmctx_offset: offsets.vmctx_func_ref(func.func_ref),
+                        array,
+                        wasm,
+                        type_index: func.signature.unwrap_engine_type_index(),
+                    })
+                })
+                .collect();
+            template.sort_unstable_by_key(|t| t.vmctx_offset);
+            template.into_boxed_slice()
+        })
     }
 
     pub(crate) fn engine_code(&self) -> &Arc<EngineCode> {

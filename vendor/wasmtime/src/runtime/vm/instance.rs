@@ -144,6 +144,11 @@ pub struct Instance {
     /// cross-thread stuff used in `InstancePre`)
     store: Option<VMStoreRawPtr>,
 
+    /// Whether every escaping defined function's `VMFuncRef` was written when
+    /// the `VMContext` was initialized (from the module's template), so that a
+    /// reference is only an address (grpo-rs patch: see vendor/README.md).
+    func_refs_ready: bool,
+
     /// Additional context used by compiled wasm code. This field is last, and
     /// represents a dynamically-sized array that extends beyond the nominal
     /// end of the struct (similar to a flexible array member).
@@ -209,6 +214,7 @@ impl Instance {
             #[cfg(feature = "wmemcheck")]
             wmemcheck_state,
             store: None,
+            func_refs_ready: false,
             vmctx: OwnedVMContext::new(),
         })?;
 
@@ -878,8 +884,13 @@ impl Instance {
         let module = self.env_module();
         let index = module.func_index(def_index);
         let func = &module.functions[index];
-        let type_index = func.signature.unwrap_engine_type_index();
         let vmctx_offset = self.offsets().vmctx_func_ref(func.func_ref);
+        if self.func_refs_ready {
+            // SAFETY: written when the `VMContext` was initialized, and never
+            // changed since.
+            return Some(unsafe { self.vmctx_plus_offset_raw::<VMFuncRef>(vmctx_offset) });
+        }
+        let type_index = func.signature.unwrap_engine_type_index();
         let array_to_wasm_key = FuncKey::ArrayToWasmTrampoline(module.module_index, def_index);
         let wasm_key = FuncKey::DefinedWasmFunction(module.module_index, def_index);
         let offsets = self
@@ -1290,10 +1301,40 @@ impl Instance {
             );
         }
 
-        // N.B.: there is no need to initialize the funcrefs array because we
-        // eagerly construct each element in it whenever asked for a reference
-        // to that element. In other words, there is no state needed to track
-        // the lazy-init, so we don't need to initialize any state now.
+        // The funcrefs array: every escaping defined function's `VMFuncRef`,
+        // written in one pass from the module's template (grpo-rs patch). A
+        // dynamically linked module (CPython's, in a component) asks for
+        // thousands of references per instance, one `ref.func` or export at a
+        // time; making each on request looked its data up again each time and
+        // wrote it in the order asked. Without the `debug` feature a store
+        // runs the engine's own copy of the code, so the text's address is
+        // the same for every store.
+        #[cfg(not(feature = "debug"))]
+        if let Some(runtime_module) = instance.runtime_module() {
+            let text = runtime_module.engine_code().text();
+            let at = |offset: u32| {
+                NonNull::from(&text[usize::try_from(offset).unwrap()..]).cast::<u8>()
+            };
+            let vmctx: VmPtr<VMOpaqueContext> =
+                VMOpaqueContext::from_vmcontext(instance.vmctx()).into();
+            for t in runtime_module.func_ref_template() {
+                // SAFETY: the template's offsets are this module's `VMOffsets`
+                // for escaping functions, inside the `VMContext` being
+                // initialized; the code pointers are into the engine's text.
+                unsafe {
+                    instance
+                        .vmctx_plus_offset_raw::<VMFuncRef>(t.vmctx_offset)
+                        .write(VMFuncRef {
+                            array_call: VmPtr::from(at(t.array).cast()),
+                            wasm_call: Some(VmPtr::from(at(t.wasm).cast::<VMWasmCallFunction>())),
+                            vmctx,
+                            type_index: t.type_index,
+                        });
+                }
+            }
+            // SAFETY: a plain field, not moved out of the pinned instance.
+            unsafe { instance.as_mut().get_unchecked_mut().func_refs_ready = true };
+        }
 
         // Initialize the defined tables
         //
