@@ -50,6 +50,16 @@ pub(crate) trait Guest {
     fn mounts(&self) -> &'static [&'static str];
     /// How a trap is read: the interpreter's crash, or the compiled program's fault.
     fn traps(&self) -> Traps;
+    /// Whether the guest's file operations run on the thread that runs the guest instead of
+    /// tokio's blocking pool. They touch only the run's own directory on a local file system
+    /// (microseconds, bounded by the file quota), and the hand-off (a task, a thread woken, a
+    /// context switch each way) costs more than the operation; CPython's start of each run
+    /// alone does a few (`chdir`, `stat`). Only for WASIp2 guests: WASIp1's `poll_oneoff`
+    /// also turns a relative sleep into `std::thread::sleep` under this setting, which holds
+    /// the worker past the wall clock.
+    fn file_ops_inline(&self) -> bool {
+        false
+    }
     /// The store's state from the configured context and the run's budget.
     fn state(&self, builder: WasiCtxBuilder, budget: Budget) -> Self::State;
     /// A fresh instance of the guest in `store`.
@@ -142,7 +152,9 @@ pub(crate) fn context<G: Guest>(
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)
-        .insecure_random_seed(rand::random::<u128>());
+        .insecure_random_seed(rand::random::<u128>())
+        // Before the mounts: each preopened directory keeps the setting it was made with.
+        .allow_blocking_current_thread(guest.file_ops_inline());
     for mount in guest.mounts() {
         builder
             .preopened_dir(workdir, mount, FsPerms::ReadWrite)

@@ -599,17 +599,13 @@ impl Guest for PythonGuest<'_> {
         Traps::Interpreter
     }
 
+    fn file_ops_inline(&self) -> bool {
+        // WASIp2 uses the setting for file operations alone: a sleep is still a timer, so a
+        // sleeping program still gives its worker back.
+        true
+    }
+
     fn state(&self, mut builder: WasiCtxBuilder, budget: Budget) -> HostState {
-        // The interpreter's file operations run on the thread that runs it, not handed to
-        // tokio's blocking pool: they touch only the run's own directory on a local file
-        // system (microseconds, bounded by the file quota), and the hand-off (a task, a
-        // thread woken, a context switch each way) cost more than the operation; CPython's
-        // start of each run alone does a few (`chdir`, `stat`). WASIp2 uses the setting for
-        // nothing else: a sleep is still a timer, so a sleeping program still gives its
-        // worker back. (Not for the WASIp1 guests: there it also turns a relative
-        // `poll_oneoff` sleep into `std::thread::sleep`, which holds the worker and outlives
-        // the wall clock.)
-        builder.allow_blocking_current_thread(true);
         HostState {
             ctx: builder.build(),
             table: ResourceTable::new(),
