@@ -7,17 +7,15 @@ use sha2::{Digest, Sha256};
 
 const BLOB: &str = "runtime/python.wasm.zst";
 
-fn main() {
+fn main() -> Result<(), String> {
     println!("cargo::rerun-if-changed={BLOB}");
-    let bytes = std::fs::read(BLOB).unwrap_or_else(|e| panic!("reading {BLOB}: {e}"));
+    let bytes = std::fs::read(BLOB).map_err(|e| format!("reading {BLOB}: {e}"))?;
     let hex: String = Sha256::digest(&bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let out = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR");
-    std::fs::write(
-        Path::new(&out).join("python_wasm_zst_sha256.rs"),
-        format!("\"{hex}\""),
-    )
-    .expect("writing python_wasm_zst_sha256.rs");
+    let out = std::env::var_os("OUT_DIR").ok_or("cargo did not set OUT_DIR")?;
+    let path = Path::new(&out).join("python_wasm_zst_sha256.rs");
+    std::fs::write(&path, format!("\"{hex}\""))
+        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
