@@ -125,6 +125,14 @@ mod basics {
         let a = run("import random; print(random.random())").stdout;
         let b = run("import random; print(random.random())").stdout;
         assert_ne!(a, b);
+        // The snapshot's stand-in for componentize-py's reseed never reaches a program: it
+        // sees the module's own `seed`, and a seed it sets takes.
+        let r = run(
+            "import random\nprint(random.seed.__self__ is random._inst, random.seed.__name__)\n\
+             random.seed(7); a = random.random(); random.seed(7); print(a == random.random())\n\
+             random.seed(); print(a != random.random())",
+        );
+        assert_eq!(r.stdout, "True seed\nTrue\nTrue\n", "{r:?}");
     }
 
     #[test]

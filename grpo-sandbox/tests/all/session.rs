@@ -46,8 +46,21 @@ fn globals_functions_and_imports_persist_across_calls() {
     // Files in /tmp persist too.
     run(&s, "open('/tmp/n.txt', 'w').write('17')");
     assert_eq!(run(&s, "print(open('n.txt').read())").stdout, "17\n");
+    // `random` is the module's own, and a seed set in one call holds in the next.
+    run(
+        &s,
+        "import random\nrandom.seed(3)\nfirst = random.random()\nrandom.seed(3)",
+    );
+    assert_eq!(
+        run(
+            &s,
+            "random.seed.__self__ is random._inst and random.random() == first"
+        )
+        .stdout,
+        "True\n"
+    );
     let stats = rt().block_on(s.stats());
-    assert_eq!((stats.calls, stats.restarts), (7, 0));
+    assert_eq!((stats.calls, stats.restarts), (9, 0));
 }
 
 #[test]
