@@ -118,7 +118,7 @@ def _read_job(raw):
     return json.loads(raw.read(length))
 
 
-# `random.seed` itself. componentize-py's runtime calls `random.seed()` once per instance,
+# The real `random.seed`. componentize-py's runtime calls `random.seed()` once per instance,
 # before the export, to draw a fresh seed from the host (about 2.5 KB of `os.urandom`). Each
 # run reseeds from its job instead, which replaces that state completely, so the snapshot
 # holds a stand-in under the name that runtime looks up at build time (`_skip_seed`, set
