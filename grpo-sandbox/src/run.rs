@@ -54,9 +54,10 @@ pub(crate) trait Guest {
     /// tokio's blocking pool. They touch only the run's own directory on a local file system
     /// (microseconds, bounded by the file quota), and the hand-off (a task, a thread woken, a
     /// context switch each way) costs more than the operation; CPython's start of each run
-    /// alone does a few (`chdir`, `stat`). Only for WASIp2 guests: WASIp1's `poll_oneoff`
-    /// also turns a relative sleep into `std::thread::sleep` under this setting, which holds
-    /// the worker past the wall clock.
+    /// alone does a few (`chdir`, `stat`). Only for WASIp2 guests, where the setting covers
+    /// file operations alone (a sleep stays a timer that gives the worker back): WASIp1's
+    /// `poll_oneoff` also turns a relative sleep into `std::thread::sleep` under it, which
+    /// holds the worker past the wall clock.
     fn file_ops_inline(&self) -> bool {
         false
     }

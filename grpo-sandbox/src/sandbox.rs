@@ -600,8 +600,6 @@ impl Guest for PythonGuest<'_> {
     }
 
     fn file_ops_inline(&self) -> bool {
-        // WASIp2 uses the setting for file operations alone: a sleep is still a timer, so a
-        // sleeping program still gives its worker back.
         true
     }
 
