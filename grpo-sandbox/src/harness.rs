@@ -26,10 +26,7 @@ pub const SNAPSHOT_HARNESS_SHA256: &str = include_str!("../runtime/harness.sha25
 /// Whether the snapshot's harness is [`HARNESS_PY`] (computed once).
 pub(crate) fn snapshot_has_harness() -> bool {
     static SAME: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(HARNESS_PY.as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        let same = hex == SNAPSHOT_HARNESS_SHA256;
+        let same = crate::digest::sha256_hex(HARNESS_PY.as_bytes()) == SNAPSHOT_HARNESS_SHA256;
         if !same {
             tracing::warn!(
                 "harness.py differs from the runtime snapshot's copy; sending it with every run \

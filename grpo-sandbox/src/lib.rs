@@ -11,6 +11,7 @@ mod budget;
 pub mod cc;
 pub mod checker;
 pub mod compare;
+mod digest;
 pub mod error;
 pub mod files;
 pub mod harness;

@@ -14,7 +14,7 @@ use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
+use crate::digest::sha256_hex;
 use wasmtime::component::Component;
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, Module, PoolingAllocationConfig,
@@ -283,14 +283,6 @@ fn cache_key(engine: &Engine, sha256: &str) -> String {
     let engine_hash = hasher.finish();
     let blob = sha256.get(..24).unwrap_or(sha256);
     format!("{WASMTIME_VERSION}-{engine_hash:016x}-{blob}")
-}
-
-/// SHA-256 of `bytes`, in hex.
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[cfg(test)]

@@ -105,8 +105,7 @@ impl DiskCache {
     }
 
     fn path(&self, key: &Key) -> PathBuf {
-        self.dir
-            .join(format!("{}.wasm", super::toolchain::hex(key)))
+        self.dir.join(format!("{}.wasm", crate::digest::hex(key)))
     }
 
     /// The module stored for `key`, if any and if it is one.

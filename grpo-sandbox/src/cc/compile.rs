@@ -657,7 +657,7 @@ pub(crate) fn pch_path(toolchain: &Toolchain) -> PathBuf {
     ]);
     toolchain
         .pch_dir()
-        .join(format!("stdc++-{}.pch", &super::toolchain::hex(&key)[..16]))
+        .join(format!("stdc++-{}.pch", &crate::digest::hex(&key)[..16]))
 }
 
 /// The marker the warm-up leaves once zig's libraries for the job flags are built.
@@ -671,7 +671,7 @@ pub(crate) fn warm_marker(toolchain: &Toolchain) -> PathBuf {
     ]);
     toolchain
         .root()
-        .join(format!("warm-{}", &super::toolchain::hex(&key)[..16]))
+        .join(format!("warm-{}", &crate::digest::hex(&key)[..16]))
 }
 
 /// A compile's place in the in-flight map; the last one out (even a cancelled one) removes it.

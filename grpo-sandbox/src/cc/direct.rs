@@ -24,8 +24,9 @@ use super::cache;
 use super::compile::{CLang, CompileLimits, Compiler, LINK_FLAGS, pch_path, warm_marker};
 use super::error::CcError;
 use super::run::{Exit, Outcome, Step};
-use super::toolchain::{Toolchain, ZIG_VERSION, elapsed_ms, hex};
+use super::toolchain::{Toolchain, ZIG_VERSION, elapsed_ms};
 use super::warm::{BITS_CPP, HELLO_C, HELLO_CPP};
+use crate::digest::hex;
 
 /// How the driver names the source and the output when its commands are captured (the job's
 /// own names, so a captured command needs no renaming beyond the object's cache path).

@@ -23,6 +23,8 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
+use crate::digest::hex;
+
 use super::error::CcError;
 
 /// The pinned zig version.
@@ -449,10 +451,6 @@ fn copy_hashing(
     to.flush()?;
     progress(Progress::Fetch { done, total });
     Ok(hex(&hasher.finalize()))
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn check_digest(wheel: &PinnedWheel, what: &str, actual: &str) -> Result<(), CcError> {
