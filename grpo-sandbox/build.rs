@@ -3,19 +3,17 @@
 
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
+#[path = "src/digest.rs"]
+mod digest;
 
 const BLOB: &str = "runtime/python.wasm.zst";
 
 fn main() -> Result<(), String> {
     println!("cargo::rerun-if-changed={BLOB}");
+    println!("cargo::rerun-if-changed=src/digest.rs");
     let bytes = std::fs::read(BLOB).map_err(|e| format!("reading {BLOB}: {e}"))?;
-    let hex: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
     let out = std::env::var_os("OUT_DIR").ok_or("cargo did not set OUT_DIR")?;
     let path = Path::new(&out).join("python_wasm_zst_sha256.rs");
-    std::fs::write(&path, format!("\"{hex}\""))
+    std::fs::write(&path, format!("\"{}\"", digest::sha256_hex(&bytes)))
         .map_err(|e| format!("writing {}: {e}", path.display()))
 }
