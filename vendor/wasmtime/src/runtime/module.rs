@@ -163,13 +163,6 @@ struct ModuleInner {
     /// instantiated.
     memory_images: OnceLock<Option<ModuleMemoryImages>>,
 
-    /// Text-section offsets of each escaping defined function's array-to-wasm
-    /// trampoline and body, indexed by `DefinedFuncIndex` (`None` for functions
-    /// that never need a `VMFuncRef`). Built on first use so that making a
-    /// function reference is an index instead of two searches in the
-    /// compiled-function index (grpo-rs patch: see vendor/README.md).
-    func_ref_offsets: OnceLock<Box<[Option<(u32, u32)>]>>,
-
     /// Every escaping defined function's `VMFuncRef` but its `vmctx`, in
     /// `VMContext` order: written in one pass when an instance is made, so
     /// that asking for a reference later is only an address (grpo-rs patch:
@@ -578,7 +571,6 @@ impl Module {
                 engine: engine.clone(),
                 code,
                 memory_images: OnceLock::new(),
-                func_ref_offsets: OnceLock::new(),
                 func_ref_template: OnceLock::new(),
                 module,
                 #[cfg(any(feature = "cranelift", feature = "winch"))]
@@ -672,53 +664,26 @@ impl Module {
         &self.inner.module
     }
 
-    /// The text-section offsets `(array_to_wasm_trampoline, wasm_body)` of the
-    /// escaping defined function `index`, from a table built once per module.
-    pub(crate) fn func_ref_offsets(&self, index: DefinedFuncIndex) -> Option<(u32, u32)> {
-        let table = self.inner.func_ref_offsets.get_or_init(|| {
-            let compiled = self.compiled_module();
-            let module = compiled.module();
-            module
-                .functions
-                .iter()
-                .skip(module.num_imported_funcs)
-                .enumerate()
-                .map(|(i, (_, func))| {
-                    if !func.is_escaping() {
-                        return None;
-                    }
-                    let def = DefinedFuncIndex::from_u32(u32::try_from(i).ok()?);
-                    let array = compiled
-                        .func_loc(FuncKey::ArrayToWasmTrampoline(module.module_index, def))
-                        .start;
-                    let wasm = compiled
-                        .func_loc(FuncKey::DefinedWasmFunction(module.module_index, def))
-                        .start;
-                    Some((array, wasm))
-                })
-                .collect()
-        });
-        table.get(index.as_u32() as usize).copied().flatten()
-    }
-
     /// The `VMFuncRef`s an instance of this module starts with (see
     /// `func_ref_template` in `ModuleInner`), built on first use.
     pub(crate) fn func_ref_template(&self) -> &[FuncRefTemplate] {
         self.inner.func_ref_template.get_or_init(|| {
-            let module = self.env_module();
+            let compiled = self.compiled_module();
+            let module = compiled.module();
             let offsets = self.offsets();
             let mut template: Vec<FuncRefTemplate> = module
                 .functions
                 .iter()
                 .skip(module.num_imported_funcs)
                 .enumerate()
+                .filter(|(_, (_, func))| func.is_escaping())
                 .filter_map(|(i, (_, func))| {
                     let def = DefinedFuncIndex::from_u32(u32::try_from(i).ok()?);
-                    let (array, wasm) = self.func_ref_offsets(def)?;
+                    let start = |key| compiled.func_loc(key).start;
                     Some(FuncRefTemplate {
                         vmctx_offset: offsets.vmctx_func_ref(func.func_ref),
-                        array,
-                        wasm,
+                        array: start(FuncKey::ArrayToWasmTrampoline(module.module_index, def)),
+                        wasm: start(FuncKey::DefinedWasmFunction(module.module_index, def)),
                         type_index: func.signature.unwrap_engine_type_index(),
                     })
                 })

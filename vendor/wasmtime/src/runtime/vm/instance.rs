@@ -893,11 +893,8 @@ impl Instance {
         let type_index = func.signature.unwrap_engine_type_index();
         let array_to_wasm_key = FuncKey::ArrayToWasmTrampoline(module.module_index, def_index);
         let wasm_key = FuncKey::DefinedWasmFunction(module.module_index, def_index);
-        let offsets = self
-            .runtime_module()
-            .and_then(|m| m.func_ref_offsets(def_index));
         // SAFETY: the type/offset/keys here are all valid for the defined
-        // function at `def_index`, and `offsets` are that function's.
+        // function at `def_index`.
         unsafe {
             self.initialize_and_return_funcref(
                 registry,
@@ -905,7 +902,6 @@ impl Instance {
                 vmctx_offset,
                 array_to_wasm_key,
                 wasm_key,
-                offsets,
             )
         }
     }
@@ -933,7 +929,6 @@ impl Instance {
                 vmctx_offset,
                 array_to_wasm_key,
                 wasm_key,
-                None,
             )
         }
     }
@@ -954,7 +949,6 @@ impl Instance {
         vmctx_offset: u32,
         array_to_wasm_key: FuncKey,
         wasm_key: FuncKey,
-        offsets: Option<(u32, u32)>,
     ) -> Option<NonNull<VMFuncRef>> {
         // For now, we eagerly initialize an funcref struct in-place whenever
         // asked for a reference to it. This is mostly fine, because in practice
@@ -977,45 +971,26 @@ impl Instance {
         // it's better for instantiation performance if we don't have to track
         // "is-initialized" state at all!
 
-        let runtime_module = self
-            .runtime_module()
-            .expect("funcref impossible in fake module");
-        let (array_call, wasm_call) = match offsets {
-            // The per-module table of code offsets: no search in the compiled-function
-            // index. Without the `debug` feature a store runs the engine's own copy of the
-            // code, so the store's module registry need not be searched either.
-            #[cfg(not(feature = "debug"))]
-            Some((array, wasm)) => {
-                let _ = registry;
-                let text = runtime_module.engine_code().text();
-                let at = |offset: u32| {
-                    NonNull::from(&text[usize::try_from(offset).unwrap()..]).cast::<u8>()
-                };
-                (
-                    VmPtr::from(at(array).cast()),
-                    Some(VmPtr::from(at(wasm).cast::<VMWasmCallFunction>())),
-                )
-            }
-            _ => {
-                let module_with_code = ModuleWithCode::in_store(registry, runtime_module)
-                    .expect("module not in store");
-                (
-                    VmPtr::from(
-                        NonNull::from(module_with_code.function(array_to_wasm_key)).cast(),
-                    ),
-                    Some(VmPtr::from(
-                        NonNull::new(
-                            module_with_code
-                                .function(wasm_key)
-                                .as_ptr()
-                                .cast::<VMWasmCallFunction>()
-                                .cast_mut(),
-                        )
-                        .unwrap(),
-                    )),
-                )
-            }
-        };
+        let module_with_code = ModuleWithCode::in_store(
+            registry,
+            self.runtime_module()
+                .expect("funcref impossible in fake module"),
+        )
+        .expect("module not in store");
+
+        let array_call =
+            VmPtr::from(NonNull::from(module_with_code.function(array_to_wasm_key)).cast());
+
+        let wasm_call = Some(VmPtr::from(
+            NonNull::new(
+                module_with_code
+                    .function(wasm_key)
+                    .as_ptr()
+                    .cast::<VMWasmCallFunction>()
+                    .cast_mut(),
+            )
+            .unwrap(),
+        ));
 
         let vmctx = VMOpaqueContext::from_vmcontext(self.vmctx()).into();
 
