@@ -8,3 +8,4 @@
 mod common;
 mod conventions;
 mod loss;
+mod vendored_candle;

@@ -17,3 +17,4 @@ mod sandbox_humaneval;
 mod sandbox_js;
 mod sandbox_throughput;
 mod session;
+mod vendored_wasmtime;

@@ -170,9 +170,10 @@ impl PageMap {
 /// Putting this all together this helps explain the search criteria for
 /// `PAGEMAP_SCAN`, notably:
 ///
-/// * `Categories::PRESENT` - we're only interested in present pages, anything
-///   unmapped wasn't touched by the guest so no need for the host to touch it
-///   either.
+/// * `Categories::PRESENT` or `Categories::SWAPPED` - we're only interested in
+///   present pages and pages the kernel moved to swap, anything unmapped wasn't
+///   touched by the guest so no need for the host to touch it either. (A
+///   written page in swap is not `PRESENT`; upstream asks for `PRESENT` only.)
 ///
 /// * `Categories::WRITTEN` - if a page was only read by the guest no need to
 ///   take a look at it as the contents aren't changed from the initial image.
@@ -288,13 +289,17 @@ pub unsafe fn reset_with_pagemap(
         // backed by files. Such pages mean that they haven't changed from their
         // original contents, so they're inverted.
         .category_inverted(Categories::PFNZERO | Categories::FILE)
-        // Search for pages that are written and present as those are the dirty
-        // pages. Additionally search for the zero page/file page as those are
+        // Search for pages that are written as those are the dirty pages.
+        // Additionally search for the zero page/file page as those are
         // inverted above meaning we're searching for pages that specifically
         // don't have those flags.
-        .category_mask(
-            Categories::WRITTEN | Categories::PRESENT | Categories::PFNZERO | Categories::FILE,
-        )
+        .category_mask(Categories::WRITTEN | Categories::PFNZERO | Categories::FILE)
+        // A written page is either present or, when the kernel reclaimed it,
+        // in swap (`WRITTEN | SWAPPED`, not `PRESENT`). Both hold the guest's
+        // data and must be reset; asking for `PRESENT` alone left a swapped
+        // page with the previous run's contents (grpo-rs patch, see
+        // vendor/README.md).
+        .category_anyof_mask(Categories::PRESENT | Categories::SWAPPED)
         // Don't return any categories back. This helps group regions together
         // since the reported set of categories is always empty and we otherwise
         // aren't looking for anything in particular.
@@ -465,7 +470,6 @@ mod ioctl {
         ///
         /// For more detail see the `pagemap_scan_is_interesting_page` function
         /// in the Linux kernel source.
-        #[expect(dead_code, reason = "bindings for the future if we need them")]
         pub fn category_anyof_mask(&mut self, flags: Categories) -> &mut PageMapScanBuilder {
             self.pm_scan_arg.category_anyof_mask = flags;
             self
