@@ -46,11 +46,14 @@ pub(crate) struct RunResult {
     duration_ms: f64,
     /// Whether stdout or stderr was cut at the output cap.
     truncated: bool,
+    /// CPU time the call received, in milliseconds: what its time limit is charged with.
+    cpu_ms: f64,
 }
 
 #[pymethods]
 impl RunResult {
     #[new]
+    #[pyo3(signature = (status, stdout, stderr, exit_code, duration_ms, truncated, cpu_ms = 0.0))]
     fn new(
         status: String,
         stdout: String,
@@ -58,6 +61,7 @@ impl RunResult {
         exit_code: Option<i32>,
         duration_ms: f64,
         truncated: bool,
+        cpu_ms: f64,
     ) -> Self {
         RunResult {
             status,
@@ -66,6 +70,7 @@ impl RunResult {
             exit_code,
             duration_ms,
             truncated,
+            cpu_ms,
         }
     }
 
@@ -81,7 +86,7 @@ impl RunResult {
         slf: &Bound<'py, Self>,
     ) -> (
         Bound<'py, PyType>,
-        (String, String, String, Option<i32>, f64, bool),
+        (String, String, String, Option<i32>, f64, bool, f64),
     ) {
         let r = slf.get();
         (
@@ -93,6 +98,7 @@ impl RunResult {
                 r.exit_code,
                 r.duration_ms,
                 r.truncated,
+                r.cpu_ms,
             ),
         )
     }
@@ -114,6 +120,7 @@ impl From<grpo_rewards::RunResult> for RunResult {
             exit_code: r.exit_code,
             duration_ms: r.duration_ms,
             truncated: r.truncated,
+            cpu_ms: r.cpu_ms,
         }
     }
 }

@@ -52,6 +52,10 @@ pub struct RunResult {
     pub stderr: String,
     /// Wall-clock time of the run.
     pub duration_ms: f64,
+    /// CPU time the program's own thread received, the time its limit is charged with (a
+    /// machine's load lengthens `duration_ms`, not this); 0 where nothing ran.
+    #[serde(default)]
+    pub cpu_ms: f64,
     /// Whether stdout or stderr was cut at its cap.
     pub truncated: bool,
 }
@@ -261,6 +265,7 @@ mod tests {
             stdout: "x".into(),
             stderr: String::new(),
             duration_ms: 1.5,
+            cpu_ms: 0.5,
             truncated: true,
         };
         let v: serde_json::Value = serde_json::to_value(&r).unwrap();

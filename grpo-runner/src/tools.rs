@@ -278,6 +278,7 @@ mod tests {
             stdout: stdout.into(),
             stderr: stderr.into(),
             duration_ms: 1.0,
+            cpu_ms: 0.0,
             truncated: false,
         }
     }

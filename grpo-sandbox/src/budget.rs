@@ -1,7 +1,7 @@
-//! The limits every sandboxed run is held to, whatever runs inside: CPU time by epoch ticks,
-//! linear memory by a resource limiter, the file quota of the run's directory, and how a
-//! stopped run becomes a status. Shared by the Python component and the WASIp1 core modules
-//! (JavaScript, C, C++).
+//! The limits every sandboxed run is held to, whatever runs inside: CPU time (the guest's own,
+//! from [`CpuClock`], checked at every epoch tick), linear memory by a resource limiter, the
+//! file quota of the run's directory, and how a stopped run becomes a status. Shared by the
+//! Python component and the WASIp1 core modules (JavaScript, C, C++).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,18 +11,24 @@ use std::time::Duration;
 use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::I32Exit;
 
+use crate::cpu_clock::CpuClock;
 use crate::pipe::OUTPUT_LIMIT_MESSAGE;
 use grpo_rewards::code::limits::Limits;
 use grpo_rewards::result::RunStatus;
 
-/// The epoch tick: the granularity of the time limit and of the file-quota check.
+/// The epoch tick: how often a running guest's CPU time and file quota are checked (so a
+/// limit is overrun by at most one tick's worth of CPU).
 pub const TICK: Duration = Duration::from_millis(10);
 
 /// One run's limits and what it ran into.
 pub(crate) struct Budget {
     pub memory: MemoryCap,
-    budget_ticks: u64,
-    ticks: u64,
+    /// The CPU time the guest may spend.
+    cpu_limit: Duration,
+    /// The clock the guest's CPU time is read from, and its reading when this budget began
+    /// (an interpreter session's clock runs across the interpreters it starts).
+    pub cpu: Arc<CpuClock>,
+    cpu_base: Duration,
     pub cpu_exceeded: bool,
     pub workdir: PathBuf,
     pub file_quota: u64,
@@ -33,7 +39,13 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
+    /// A budget with a clock of its own.
     pub fn new(limits: &Limits, workdir: &Path) -> Budget {
+        Budget::on_clock(limits, workdir, Arc::new(CpuClock::default()))
+    }
+
+    /// A budget charged on `cpu`, from its reading now.
+    pub fn on_clock(limits: &Limits, workdir: &Path, cpu: Arc<CpuClock>) -> Budget {
         let memory_bytes =
             usize::try_from(limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
         Budget {
@@ -41,11 +53,9 @@ impl Budget {
                 max_bytes: memory_bytes,
                 hit: false,
             },
-            budget_ticks: limits
-                .time_limit_ms
-                .div_ceil(TICK.as_millis() as u64)
-                .max(1),
-            ticks: 0,
+            cpu_limit: Duration::from_millis(limits.time_limit_ms),
+            cpu_base: cpu.spent(),
+            cpu,
             cpu_exceeded: false,
             workdir: workdir.to_path_buf(),
             file_quota: limits.file_quota_bytes,
@@ -71,9 +81,11 @@ pub(crate) fn arm<T: HasBudget>(store: &mut Store<T>) {
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut ctx| {
         let state = ctx.data_mut().budget();
-        state.ticks += 1;
-        let call_spent = state.meter.as_ref().is_some_and(|m| m.tick());
-        if call_spent || state.ticks > state.budget_ticks {
+        // Called inside the poll that runs the guest, on its thread: the clock includes the
+        // CPU time of this poll so far.
+        let spent = state.cpu.spent();
+        let call_spent = state.meter.as_ref().is_some_and(|m| m.over(spent));
+        if call_spent || spent.saturating_sub(state.cpu_base) > state.cpu_limit {
             state.cpu_exceeded = true;
             return Err(Trap::Interrupt.into());
         }
@@ -85,32 +97,50 @@ pub(crate) fn arm<T: HasBudget>(store: &mut Store<T>) {
     });
 }
 
-/// The CPU ticks of one call of an interpreter session, shared between the host (which
-/// starts each call) and the store's deadline callback (which counts).
+/// The CPU time of an interpreter session: one clock across the interpreters it starts, and
+/// the current call's start and limit on it. Shared between the host (which starts each call)
+/// and the store's deadline callback (which checks).
 #[derive(Debug, Default)]
 pub(crate) struct CallMeter {
-    ticks: AtomicU64,
-    limit: AtomicU64,
-    total: AtomicU64,
+    clock: Arc<CpuClock>,
+    call_started_ns: AtomicU64,
+    limit_ns: AtomicU64,
 }
 
 impl CallMeter {
-    /// Starts a call that may run `limit` ticks.
-    pub fn start_call(&self, limit: u64) {
-        self.ticks.store(0, Ordering::SeqCst);
-        self.limit.store(limit, Ordering::SeqCst);
+    /// The session's clock, for the budget of each interpreter it starts.
+    pub fn clock(&self) -> Arc<CpuClock> {
+        self.clock.clone()
     }
 
-    /// Counts one tick; whether the call has now spent its ticks.
-    fn tick(&self) -> bool {
-        self.total.fetch_add(1, Ordering::Relaxed);
-        self.ticks.fetch_add(1, Ordering::SeqCst) + 1 > self.limit.load(Ordering::SeqCst)
+    /// Starts a call that may spend `limit` of CPU time.
+    pub fn start_call(&self, limit: Duration) {
+        self.call_started_ns
+            .store(nanos(self.clock.spent()), Ordering::SeqCst);
+        self.limit_ns.store(nanos(limit), Ordering::SeqCst);
     }
 
-    /// Ticks every call of the session has run.
-    pub fn total_ticks(&self) -> u64 {
-        self.total.load(Ordering::Relaxed)
+    /// CPU time of the current call (the last one, between calls).
+    pub fn call_spent(&self) -> Duration {
+        self.clock.spent().saturating_sub(Duration::from_nanos(
+            self.call_started_ns.load(Ordering::SeqCst),
+        ))
     }
+
+    /// Whether the current call, at a clock reading of `spent`, has overrun its limit.
+    fn over(&self, spent: Duration) -> bool {
+        nanos(spent).saturating_sub(self.call_started_ns.load(Ordering::SeqCst))
+            > self.limit_ns.load(Ordering::SeqCst)
+    }
+
+    /// CPU time of every call of the session (and its interpreters' starts).
+    pub fn total(&self) -> Duration {
+        self.clock.spent()
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 pub(crate) fn quota_outcome(

@@ -61,21 +61,17 @@ pub async fn run_checker(
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Ok(Err(e)),
     };
     let base = Limits::default();
-    let (mut time_limit_ms, mut memory_mb) = (
-        checker.time_limit_ms.unwrap_or(CHECKER_TIME_LIMIT_MS),
-        checker.memory_mb.unwrap_or(CHECKER_MEMORY_MB),
-    );
-    if let Some(caps) = caps {
-        time_limit_ms = time_limit_ms.min(caps.time_limit_ms);
-        memory_mb = memory_mb.min(caps.memory_mb);
-    }
-    let limits = Limits {
-        time_limit_ms,
-        memory_mb,
+    let own = Limits {
+        time_limit_ms: checker.time_limit_ms.unwrap_or(CHECKER_TIME_LIMIT_MS),
+        memory_mb: checker.memory_mb.unwrap_or(CHECKER_MEMORY_MB),
         // The three files are placed before it runs: they do not count against what the
         // checker itself may write.
         file_quota_bytes: base.file_quota_bytes + files.put_bytes(),
         ..base
+    };
+    let limits = match caps {
+        Some(caps) => own.capped(caps),
+        None => own,
     };
     let args = match checker.protocol {
         CheckerProtocol::Testlib => ["input.txt", "output.txt", "answer.txt"],
@@ -296,6 +292,7 @@ mod tests {
             stdout: stdout.into(),
             stderr: stderr.into(),
             duration_ms: 1.0,
+            cpu_ms: 0.0,
             truncated: false,
         }
     }

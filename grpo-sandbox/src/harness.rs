@@ -268,6 +268,7 @@ pub(crate) fn finish(raw: RawRun, nonce: &str) -> (RunResult, Option<Report>) {
         stdout: String::from_utf8_lossy(&raw.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
         duration_ms: raw.duration_ms,
+        cpu_ms: raw.cpu_ms,
         truncated: raw.truncated,
     };
     (result, report)
@@ -294,6 +295,7 @@ mod tests {
             stdout: Vec::new(),
             stderr: stderr.as_bytes().to_vec(),
             duration_ms: 1.0,
+            cpu_ms: 0.5,
             truncated: false,
         }
     }

@@ -217,6 +217,7 @@ impl Sandbox {
                         stdout: String::new(),
                         stderr: e.message,
                         duration_ms: 0.0,
+                        cpu_ms: 0.0,
                         truncated: false,
                     }),
                     BTreeMap::new(),

@@ -11,6 +11,7 @@ mod budget;
 pub mod cc;
 pub mod checker;
 pub mod compare;
+mod cpu_clock;
 mod digest;
 pub mod error;
 pub mod files;
@@ -18,6 +19,7 @@ pub mod harness;
 mod js;
 pub mod languages;
 mod module;
+pub mod native_time;
 mod pipe;
 pub mod reward;
 mod run;
@@ -50,7 +52,9 @@ pub fn scorer(
     let scorer = grpo_rewards::Scorer::new(config)?;
     Ok(match sandbox {
         Some(sandbox) => scorer.with_code(Arc::new(
-            CodeReward::new(sandbox).with_limits(config.limits.clone()),
+            CodeReward::new(sandbox)
+                .with_limits(config.limits.clone())
+                .with_time_limits(config.time_limits, config.time_scale),
         )),
         None => scorer,
     })

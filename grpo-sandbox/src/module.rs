@@ -5,7 +5,7 @@
 //! (the pooling allocator maps the module's memory image copy-on-write), its own empty
 //! directory as the only file system (preopened as `/` and as `/tmp`, and the current
 //! directory), an empty environment, no sockets, stdin from memory, capped stdout and stderr,
-//! and the same [`Budget`] of CPU ticks, memory and files.
+//! and the same [`Budget`] of CPU time, memory and files.
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -12,12 +12,13 @@ use grpo_rewards::result::{RunResult, RunStatus, TestOutcome, Verdict, VerdictKi
 use grpo_rewards::reward::Score;
 use grpo_rewards::{CodeJudge, ScoreOptions};
 use grpo_tasks::judging::{Compare, select_tests};
-use grpo_tasks::{CallCase, CodeTask, CodeTests, Language, StdioTests};
+use grpo_tasks::{CallCase, CodeTask, CodeTests, Language, StdioTests, TimeLimits};
 
 use crate::checker::run_checker;
 use crate::compare::first_difference;
 use crate::harness::{Job, Report};
 use crate::languages::{CompileStep, RunRequest};
+use crate::native_time;
 use crate::sandbox::Sandbox;
 
 /// The accuracy of code tasks: each program of a group run against the task's tests.
@@ -31,6 +32,8 @@ use crate::sandbox::Sandbox;
 pub struct CodeReward {
     sandbox: Sandbox,
     limits: Limits,
+    time_limits: TimeLimits,
+    time_scale: Option<f64>,
 }
 
 impl CodeReward {
@@ -39,6 +42,8 @@ impl CodeReward {
         CodeReward {
             sandbox,
             limits: Limits::default(),
+            time_limits: TimeLimits::Sandbox,
+            time_scale: None,
         }
     }
 
@@ -48,20 +53,31 @@ impl CodeReward {
         self
     }
 
-    /// The limits one run of `task` gets: the defaults, the task's own limits, then `caps`
-    /// (a capped run's wall clock is at most twice its capped CPU time).
+    /// The same judge reading tasks' own time limits as set for `time_limits`, or scaled by
+    /// `time_scale` when one is given ([`crate::native_time`]).
+    pub fn with_time_limits(mut self, time_limits: TimeLimits, time_scale: Option<f64>) -> Self {
+        self.time_limits = time_limits;
+        self.time_scale = time_scale;
+        self
+    }
+
+    /// The limits one run of `task` gets: the defaults, the task's own limits (a native one
+    /// made the sandbox's, [`native_time::sandbox_limit_ms`]), then `caps`
+    /// ([`Limits::capped`]).
     pub fn limits_for(&self, task: &CodeTask, caps: Option<LimitCaps>) -> Limits {
         let mut limits = self.limits.for_task(task);
-        if let Some(caps) = caps {
-            limits.time_limit_ms = limits.time_limit_ms.min(caps.time_limit_ms);
-            limits.memory_mb = limits.memory_mb.min(caps.memory_mb);
-            limits.wall_limit_ms = Some(
-                limits
-                    .wall_limit_ms()
-                    .min(caps.time_limit_ms.saturating_mul(2)),
+        if let Some(own) = task.time_limit_ms {
+            limits.time_limit_ms = native_time::sandbox_limit_ms(
+                own,
+                task.language,
+                self.time_limits == TimeLimits::Native,
+                self.time_scale,
             );
         }
-        limits
+        match caps {
+            Some(caps) => limits.capped(caps),
+            None => limits,
+        }
     }
 
     /// The sandbox this judge runs programs on.
@@ -360,6 +376,7 @@ fn compile_failure(step: Option<CompileStep>) -> RunResult {
             step.return_code
         ),
         duration_ms: step.duration_ms,
+        cpu_ms: 0.0,
         truncated: false,
     }
 }

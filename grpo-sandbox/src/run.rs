@@ -3,7 +3,7 @@
 //!
 //! A run gets a fresh empty directory (the files asked for placed in it first), capped stdout
 //! and stderr, stdin from memory, an empty environment, no sockets, a random seed of its own,
-//! a [`Budget`] of CPU ticks, memory and files armed on a fresh store, and a wall clock. What
+//! a [`Budget`] of CPU time, memory and files armed on a fresh store, and a wall clock. What
 //! differs between guests is small and lives in their [`Guest`] impls: the argument vector,
 //! where the run directory is mounted, the host state the store holds (WASIp2's context and
 //! resource table, or WASIp1's context), how a trap is read, and the call that runs them.
@@ -21,6 +21,7 @@ use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use crate::budget::{self, Budget, HasBudget, Traps};
+use crate::cpu_clock;
 use crate::error::{Result, SandboxError};
 use crate::files::{self, JobFiles};
 use crate::pipe::CappedPipe;
@@ -104,14 +105,20 @@ pub(crate) async fn run<G: Guest + Sync>(
         &stdout,
         &stderr,
     )?;
-    let state = guest.state(builder, Budget::new(limits, workdir.path()));
+    let budget = Budget::new(limits, workdir.path());
+    let cpu = budget.cpu.clone();
+    let state = guest.state(builder, budget);
     let mut store = Store::new(engine, state);
     budget::arm(&mut store);
 
     let wall = Duration::from_millis(limits.wall_limit_ms());
     // An instance that cannot start is read without the budget (it never ran); a call that
     // fails is read with it (a limit may be why).
-    let outcome = tokio::time::timeout(wall, instantiate_and_call(guest, &mut store)).await;
+    let outcome = tokio::time::timeout(
+        wall,
+        cpu_clock::metered(cpu.clone(), instantiate_and_call(guest, &mut store)),
+    )
+    .await;
     let ended = match outcome {
         Err(_elapsed) => (
             RunStatus::Timeout,
@@ -124,7 +131,7 @@ pub(crate) async fn run<G: Guest + Sync>(
         ended,
         &stdout,
         &stderr,
-        started,
+        (started, cpu.spent()),
         workdir.path(),
         files,
         limits,
@@ -205,7 +212,7 @@ fn conclude(
     (status, exit_code, detail): (RunStatus, Option<i32>, String),
     stdout: &CappedPipe,
     stderr: &CappedPipe,
-    started: Instant,
+    (started, cpu): (Instant, Duration),
     workdir: &Path,
     files: &JobFiles,
     limits: &Limits,
@@ -236,6 +243,7 @@ fn conclude(
             stdout: stdout.contents(),
             stderr: stderr_bytes,
             duration_ms: started.elapsed().as_secs_f64() * 1e3,
+            cpu_ms: cpu.as_secs_f64() * 1e3,
             truncated,
         },
         fetched,
@@ -250,6 +258,7 @@ pub(crate) struct RawRun {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub duration_ms: f64,
+    pub cpu_ms: f64,
     pub truncated: bool,
 }
 
@@ -262,6 +271,7 @@ impl RawRun {
             stdout: String::from_utf8_lossy(&self.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&self.stderr).into_owned(),
             duration_ms: self.duration_ms,
+            cpu_ms: self.cpu_ms,
             truncated: self.truncated,
         }
     }

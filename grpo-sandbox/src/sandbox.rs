@@ -5,10 +5,13 @@
 //! system, an empty environment, no sockets, stdin from memory, and capped stdout/stderr.
 //! Limits are enforced by the host:
 //!
-//! - time in wasm: epoch interruption, one tick every [`TICK`]; the deadline callback counts
-//!   ticks and stops the guest when `time_limit_ms` is spent;
-//! - wall clock: the call runs under a tokio timeout; the async WASI bindings mean a guest
-//!   blocked in `time.sleep` or a poll is a pending future that the timeout drops;
+//! - CPU time: the CPU time the guest's own thread received in the polls that ran it
+//!   ([`crate::cpu_clock`]), checked by epoch interruption every [`TICK`]; the deadline
+//!   callback stops the guest when `time_limit_ms` is spent (time the machine gives to other
+//!   work does not count, so load does not change a verdict);
+//! - wall clock: the call runs under a tokio timeout, a net for waiting (a guest blocked in
+//!   `time.sleep` or a poll is a pending future that the timeout drops), by default three
+//!   times the CPU limit so load alone does not reach it;
 //! - memory: a resource limiter refuses `memory.grow` past `memory_mb` (Python raises
 //!   `MemoryError`);
 //! - output: stdout and stderr keep at most `output_bytes` each; the write that crosses the
@@ -432,7 +435,8 @@ impl Sandbox {
         self.inner.runs.fetch_add(1, Ordering::Relaxed);
         let sandbox = self.clone();
         let (stdout, stderr) = streams;
-        let mut budget = Budget::new(limits, workdir);
+        let mut budget = Budget::on_clock(limits, workdir, meter.clock());
+        let cpu = meter.clock();
         budget.meter = Some(meter);
         let workdir = workdir.to_path_buf();
         let guest = Box::pin(async move {
@@ -448,7 +452,7 @@ impl Sandbox {
             crate::budget::arm(&mut store);
             let called = crate::slot::on_cpu_counting(
                 sandbox.inner.permits.clone(),
-                run::instantiate_and_call(&guest, &mut store),
+                crate::cpu_clock::metered(cpu, run::instantiate_and_call(&guest, &mut store)),
                 Some(queued),
             )
             .await;

@@ -42,7 +42,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use wasmtime_wasi::cli::{IsTerminal, StdinStream};
 use wasmtime_wasi::p2::{InputStream, Pollable, StreamError, StreamResult};
 
-use crate::budget::{CallMeter, TICK};
+use crate::budget::CallMeter;
 use crate::error::{Result, SandboxError};
 use crate::harness;
 use crate::pipe::{CALL_DONE_TAG, CappedPipe};
@@ -105,7 +105,7 @@ pub struct SessionStats {
     pub calls: u64,
     /// Times the interpreter was started again after it was lost.
     pub restarts: u64,
-    /// CPU time of all calls, in milliseconds (counted in ticks of 10 ms).
+    /// CPU time of all calls, in milliseconds (the interpreter's own CPU time).
     pub cpu_ms: u64,
     /// Wall-clock time spent in calls, in milliseconds.
     pub busy_ms: f64,
@@ -229,7 +229,7 @@ impl Session {
                 format!("its lifetime of {} ms is over", self.limits.lifetime_ms),
             ));
         }
-        let spent_ms = cpu_ms(state.meter.total_ticks());
+        let spent_ms = millis(state.meter.total());
         let left_ms = self.limits.session_cpu_ms.saturating_sub(spent_ms);
         if left_ms == 0 {
             return Err(close(
@@ -249,7 +249,7 @@ impl Session {
         }
         let started = Instant::now();
         let call_ms = self.limits.call.time_limit_ms.min(left_ms);
-        state.meter.start_call(ticks(call_ms));
+        state.meter.start_call(Duration::from_millis(call_ms));
         let nonce = harness::nonce();
         // Held here while the call runs: if this call is abandoned (its future dropped),
         // the interpreter goes with it rather than stay mid-call, and the next call starts a
@@ -270,7 +270,8 @@ impl Session {
         let waited = wait_on_the_clock(&mut live, &nonce, wall).await;
         state.live = Some(live);
         state.stats.calls += 1;
-        state.stats.cpu_ms = cpu_ms(state.meter.total_ticks());
+        state.stats.cpu_ms = millis(state.meter.total());
+        let call_cpu_ms = state.meter.call_spent().as_secs_f64() * 1e3;
         let mut result = {
             let live = state.live.as_ref();
             let (stdout, out_cut) = live.map(|l| l.stdout.take()).unwrap_or_default();
@@ -281,6 +282,7 @@ impl Session {
                 stdout: String::from_utf8_lossy(&stdout).into_owned(),
                 stderr: String::from_utf8_lossy(&stderr).into_owned(),
                 duration_ms: 0.0,
+                cpu_ms: call_cpu_ms,
                 truncated: out_cut || err_cut,
             }
         };
@@ -360,7 +362,7 @@ impl Session {
         let left_ms = self
             .limits
             .session_cpu_ms
-            .saturating_sub(cpu_ms(meter.total_ticks()))
+            .saturating_sub(millis(meter.total()))
             .max(1);
         let limits = Limits {
             time_limit_ms: left_ms,
@@ -368,7 +370,7 @@ impl Session {
         };
         // The interpreter's start (the harness's set-up) runs under one call's CPU limit.
         let call_ms = self.limits.call.time_limit_ms.min(left_ms);
-        meter.start_call(ticks(call_ms));
+        meter.start_call(Duration::from_millis(call_ms));
         let queued = Arc::new(QueueClock::default());
         let (guest, ready) = self
             .sandbox
@@ -489,13 +491,9 @@ fn close(state: &mut State, reason: String) -> SandboxError {
     SandboxError::SessionClosed { reason }
 }
 
-/// Ticks of a CPU limit of `ms` milliseconds (at least one).
-fn ticks(ms: u64) -> u64 {
-    ms.div_ceil(TICK.as_millis() as u64).max(1)
-}
-
-fn cpu_ms(ticks: u64) -> u64 {
-    ticks.saturating_mul(TICK.as_millis() as u64)
+/// Whole milliseconds of `d`.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A session's stdin: the host pushes calls, the guest's reads wait for them.

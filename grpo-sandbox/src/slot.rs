@@ -5,8 +5,8 @@
 //! C++ `sleep_for`, a read that waits) is an async future parked on a timer or on I/O, so it
 //! holds no thread; [`on_cpu`] makes it hold no slot either. It keeps its slot only while it
 //! is runnable, and takes one again before it resumes. So a program that sleeps to its
-//! wall-clock limit costs memory, never a worker, and the CPU limit only counts ticks in which
-//! the guest ran.
+//! wall-clock limit costs memory, never a worker, and its CPU limit is charged only with the
+//! CPU time of the polls that ran it ([`crate::cpu_clock`]).
 //!
 //! A parked future is told apart from a runnable one by its waker. wasmtime's cooperative
 //! yield (every epoch tick) wakes the task itself before answering `Pending`: that guest is

@@ -12,7 +12,8 @@
 //!   command result, and a compile error answers `Failed` with `compile_result` `Finished`,
 //!   its non-zero return code and the compiler's stderr, and `run_result: null`;
 //! - `run_result.status` is `Finished` or `TimeLimitExceeded`; `execution_time` is in
-//!   seconds; `stdout`/`stderr` are always strings, returned raw (never stripped);
+//!   seconds (wall clock), `cpu_time` the program's own CPU time, which its limit is charged
+//!   with; `stdout`/`stderr` are always strings, returned raw (never stripped);
 //! - limits the program hit without an exit code report the code of a killed process: `-9`
 //!   (memory, output), `-11` (the interpreter trapped); a C or C++ program's `abort()` or
 //!   failed `assert` is `-6`, a memory fault `-11`, as from a native process;
@@ -30,8 +31,8 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
-use grpo_rewards::code::Limits;
 use grpo_rewards::code::limits::MIN_MEMORY_MB;
+use grpo_rewards::code::{Limits, WALL_FACTOR};
 use grpo_rewards::result::{RunResult, RunStatus};
 use grpo_sandbox::RunOutput;
 use grpo_sandbox::cc::CompileLimits;
@@ -148,6 +149,10 @@ pub struct CommandRunResult {
     pub status: CommandRunStatus,
     /// Wall-clock time in seconds.
     pub execution_time: Option<f64>,
+    /// CPU time the program's own thread received, in seconds: what its time limit is
+    /// charged with (an addition to SandboxFusion's shape; absent for a compile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_time: Option<f64>,
     /// Exit code; null when the command was stopped for time.
     pub return_code: Option<i32>,
     /// Standard output (lossy UTF-8).
@@ -196,9 +201,11 @@ impl RunCodeRequest {
         Ok(files)
     }
 
-    /// Checks the request and turns it into limits: `run_timeout` becomes both the CPU and
-    /// the wall-clock limit (capped at `max_run_timeout_s`), `memory_limit_MB` the memory cap
-    /// (capped at `max_memory_mb`; the server default when not positive).
+    /// Checks the request and turns it into limits: `run_timeout` becomes the CPU limit
+    /// (capped at `max_run_timeout_s`; the wall clock is the default net for it, see
+    /// [`Limits::capped`], so a loaded machine does not time out a program within its
+    /// limit), `memory_limit_MB` the memory cap (capped at `max_memory_mb`; the server default
+    /// when not positive).
     pub fn limits(
         &self,
         defaults: &Limits,
@@ -230,7 +237,7 @@ impl RunCodeRequest {
         }
         Ok(Limits {
             time_limit_ms: run_ms,
-            wall_limit_ms: Some(run_ms),
+            wall_limit_ms: None,
             memory_mb,
             ..defaults.clone()
         })
@@ -244,13 +251,14 @@ impl RunCodeRequest {
         })
     }
 
-    /// The compile limits: `compile_timeout` as the compiler's wall clock (capped at
-    /// `max_compile_timeout_s`) and CPU time.
+    /// The compile limits: `compile_timeout` (capped at `max_compile_timeout_s`) as the
+    /// compiler's CPU time, and the wall clock [`WALL_FACTOR`] times that, as for a run.
     pub fn compile_limits(&self, max_compile_timeout_s: f64) -> CompileLimits {
         let seconds = self.compile_timeout.min(max_compile_timeout_s).max(0.001);
+        let ms = (seconds * 1000.0).ceil() as u64;
         CompileLimits {
             cpu_s: seconds.ceil() as u64,
-            wall_ms: (seconds * 1000.0).ceil() as u64,
+            wall_ms: ms.saturating_mul(WALL_FACTOR),
             ..CompileLimits::default()
         }
     }
@@ -314,6 +322,7 @@ impl RunCodeResponse {
             run_result: Some(CommandRunResult {
                 status: command_status,
                 execution_time: Some(run.duration_ms / 1000.0),
+                cpu_time: Some(run.cpu_ms / 1000.0),
                 return_code,
                 stdout: run.stdout,
                 stderr: run.stderr,
@@ -333,6 +342,7 @@ impl RunCodeResponse {
                 CommandRunStatus::Finished
             },
             execution_time: Some(step.duration_ms / 1000.0),
+            cpu_time: None,
             return_code: if step.timed_out {
                 None
             } else {
@@ -389,6 +399,7 @@ mod tests {
             stdout: "o".into(),
             stderr: String::new(),
             duration_ms: 1500.0,
+            cpu_ms: 500.0,
             truncated: false,
         }
     }
@@ -402,8 +413,8 @@ mod tests {
         );
         let l = r.limits(&Limits::default(), 60.0, 512).unwrap();
         assert_eq!(
-            (l.time_limit_ms, l.wall_limit_ms, l.memory_mb),
-            (10_000, Some(10_000), 512)
+            (l.time_limit_ms, l.wall_limit_ms(), l.memory_mb),
+            (10_000, 30_000, 512)
         );
         // Only `code` is required: the defaults of SandboxFusion apply.
         let r = request(r#"{"code": "print(1)"}"#);
@@ -523,6 +534,7 @@ mod tests {
                 "{status:?}"
             );
             assert_eq!(rr.execution_time, Some(1.5));
+            assert_eq!(rr.cpu_time, Some(0.5));
             assert!(r.compile_result.is_none());
         }
     }

@@ -73,30 +73,23 @@ impl SessionConfig {
     /// (`caps` for time and memory). Errors: a value the sandbox cannot run (such as 0).
     pub fn clamp(&self, ask: &LimitsRequest, caps: LimitCaps) -> Result<SessionLimits, ApiError> {
         let base = &self.limits;
-        let time_limit_ms = ask
-            .time_limit_ms
-            .unwrap_or(base.call.time_limit_ms)
-            .min(caps.time_limit_ms);
-        let wall_cap = caps.time_limit_ms.saturating_mul(2);
-        let wall_limit_ms = match ask.wall_limit_ms {
-            Some(ms) => Some(ms.min(wall_cap)),
-            None if ask.time_limit_ms.is_some() => None,
-            None => base.call.wall_limit_ms.map(|ms| ms.min(wall_cap)),
-        };
         let lifetime_cap = u64::try_from(self.max_lifetime.as_millis()).unwrap_or(u64::MAX);
-        let limits = SessionLimits {
-            call: grpo_rewards::code::Limits {
-                time_limit_ms,
-                wall_limit_ms,
-                memory_mb: ask
-                    .memory_mb
-                    .unwrap_or(base.call.memory_mb)
-                    .min(caps.memory_mb),
-                output_bytes: ask
-                    .output_bytes
-                    .map_or(base.call.output_bytes, |b| b.min(base.call.output_bytes)),
-                file_quota_bytes: base.call.file_quota_bytes,
+        let asked = grpo_rewards::code::Limits {
+            time_limit_ms: ask.time_limit_ms.unwrap_or(base.call.time_limit_ms),
+            // A time limit asked for without a wall clock takes the default wall clock for it.
+            wall_limit_ms: match (ask.wall_limit_ms, ask.time_limit_ms) {
+                (Some(ms), _) => Some(ms),
+                (None, Some(_)) => None,
+                (None, None) => base.call.wall_limit_ms,
             },
+            memory_mb: ask.memory_mb.unwrap_or(base.call.memory_mb),
+            output_bytes: ask
+                .output_bytes
+                .map_or(base.call.output_bytes, |b| b.min(base.call.output_bytes)),
+            file_quota_bytes: base.call.file_quota_bytes,
+        };
+        let limits = SessionLimits {
+            call: asked.capped(caps),
             session_cpu_ms: ask
                 .session_cpu_ms
                 .map_or(base.session_cpu_ms, |ms| ms.min(base.session_cpu_ms)),
@@ -127,7 +120,7 @@ pub struct OpenRequest {
 pub struct LimitsRequest {
     /// CPU time of one call, in milliseconds.
     pub time_limit_ms: Option<u64>,
-    /// Wall clock of one call, in milliseconds (default: twice `time_limit_ms`).
+    /// Wall clock of one call, in milliseconds (default: three times `time_limit_ms`).
     pub wall_limit_ms: Option<u64>,
     /// The interpreter's memory, in MiB.
     pub memory_mb: Option<u64>,
@@ -557,7 +550,18 @@ mod tests {
         let limits = config
             .clamp(&LimitsRequest::default(), CAPS)
             .expect("defaults");
-        assert_eq!(limits.call, config.limits.call);
+        // The same limits; the capped ones spell their wall clock out.
+        assert_eq!(
+            grpo_rewards::code::Limits {
+                wall_limit_ms: None,
+                ..limits.call.clone()
+            },
+            config.limits.call
+        );
+        assert_eq!(
+            limits.call.wall_limit_ms(),
+            config.limits.call.wall_limit_ms()
+        );
         assert_eq!(limits.lifetime_ms, 1_800_000);
         let ask = LimitsRequest {
             time_limit_ms: Some(200),
@@ -571,7 +575,7 @@ mod tests {
                 limits.call.wall_limit_ms(),
                 limits.lifetime_ms
             ),
-            (200, 400, 1_000)
+            (200, 200 * grpo_rewards::code::WALL_FACTOR, 1_000)
         );
     }
 

@@ -43,7 +43,7 @@ pub mod validate;
 pub use error::{
     ExportError, ExprError, GenerateError, ImportError, PackError, Problem, TemplateError,
 };
-pub use pack::{Manifest, MathOptions, Pack, RewardWeights, Split};
+pub use pack::{CodeOptions, Manifest, MathOptions, Pack, RewardWeights, Split, TimeLimits};
 pub use task::{
     AssertTests, CallCase, CallTests, CodeMode, CodeTask, CodeTests, CountdownTask, Language,
     MathTask, Metadata, StdioCase, StdioTests, Task, TaskKind,

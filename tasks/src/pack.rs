@@ -64,6 +64,9 @@ pub struct Manifest {
     /// How math answers are judged (`[math]`): see [`MathOptions`].
     #[serde(default, skip_serializing_if = "MathOptions::is_default")]
     pub math: MathOptions,
+    /// How code tasks are run (`[code]`): see [`CodeOptions`].
+    #[serde(default, skip_serializing_if = "CodeOptions::is_default")]
+    pub code: CodeOptions,
     /// Split name → file name relative to the pack directory; empty means every `*.jsonl`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub splits: BTreeMap<String, String>,
@@ -122,6 +125,43 @@ impl MathOptions {
     }
 }
 
+/// The `[code]` table of `pack.toml`: how code tasks' limits are read.
+///
+/// ```
+/// use grpo_tasks::pack::{CodeOptions, TimeLimits};
+/// let c: CodeOptions = toml::from_str("time_limits = \"native\"").unwrap();
+/// assert_eq!(c.time_limits, TimeLimits::Native);
+/// assert_eq!(CodeOptions::default().time_limits, TimeLimits::Sandbox);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodeOptions {
+    /// What the tasks' `time_limit_ms` were set for: see [`TimeLimits`].
+    #[serde(default)]
+    pub time_limits: TimeLimits,
+}
+
+impl CodeOptions {
+    /// Whether every option is at its default.
+    pub fn is_default(&self) -> bool {
+        *self == CodeOptions::default()
+    }
+}
+
+/// What a code task's `time_limit_ms` was set for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeLimits {
+    /// The sandbox: the limit is the CPU time a run gets, as written (our own schema's
+    /// default).
+    #[default]
+    Sandbox,
+    /// A native interpreter or compiler on a judge's machine (CPython, g++, Node.js), as data
+    /// sets publish them: the sandbox multiplies the limit by its runtime's measured slowdown
+    /// for the task's language (what `grpo tasks import` writes).
+    Native,
+}
+
 fn default_version() -> String {
     "0.0.0".into()
 }
@@ -137,6 +177,7 @@ impl Manifest {
             template: Template::default(),
             rewards: RewardWeights::default(),
             math: MathOptions::default(),
+            code: CodeOptions::default(),
             splits: BTreeMap::new(),
         }
     }

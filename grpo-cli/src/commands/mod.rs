@@ -73,8 +73,24 @@ pub fn pack_scorer<'a>(
     tasks: impl IntoIterator<Item = &'a Task>,
     what: &str,
 ) -> anyhow::Result<Scorer> {
-    let config =
-        ScoringConfig::for_pack(manifest).with_context(|| format!("the rewards of {what}"))?;
+    pack_scorer_scaled(manifest, tasks, what, None)
+}
+
+/// [`pack_scorer`], with every code task's own time limit multiplied by `time_scale` when one
+/// is given (instead of the pack's `[code] time_limits` rule).
+pub fn pack_scorer_scaled<'a>(
+    manifest: &Manifest,
+    tasks: impl IntoIterator<Item = &'a Task>,
+    what: &str,
+    time_scale: Option<f64>,
+) -> anyhow::Result<Scorer> {
+    let config = ScoringConfig {
+        time_scale,
+        ..ScoringConfig::for_pack(manifest).with_context(|| format!("the rewards of {what}"))?
+    };
+    config
+        .validate()
+        .with_context(|| format!("the rewards of {what}"))?;
     let sandbox = if Scorer::needs_code(tasks) {
         Some(grpo_sandbox::Sandbox::shared().context("starting the sandbox")?)
     } else {

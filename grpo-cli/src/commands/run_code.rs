@@ -27,7 +27,8 @@ pub struct Args {
     /// A file fed to the program on stdin.
     #[arg(long)]
     pub stdin: Option<std::path::PathBuf>,
-    /// Time limit in milliseconds (the wall-clock limit is twice this).
+    /// CPU time limit in milliseconds (the wall-clock limit, a net for waiting, is three
+    /// times this).
     #[arg(long)]
     pub timeout_ms: Option<u64>,
     /// Memory cap in MiB.

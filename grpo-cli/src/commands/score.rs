@@ -26,6 +26,11 @@ pub struct Args {
     /// JSONL `{"task_id", "completion"}` lines.
     #[arg(long)]
     pub completions: std::path::PathBuf,
+    /// Multiply every code task's own time limit by this, instead of the pack's rule (a pack
+    /// whose `[code]` table says `time_limits = "native"` gets the sandbox's measured factor
+    /// per language; others run their limits as written).
+    #[arg(long)]
+    pub time_scale: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,7 +71,12 @@ impl Args {
             items.push((task.clone(), parsed.completion));
         }
 
-        let scorer = super::pack_scorer(&pack.manifest, items.iter().map(|(t, _)| t), &self.tasks)?;
+        let scorer = super::pack_scorer_scaled(
+            &pack.manifest,
+            items.iter().map(|(t, _)| t),
+            &self.tasks,
+            self.time_scale,
+        )?;
         let started = Instant::now();
         // One group per task, in order of first appearance; `at[i]` is (group, place) of line i.
         let mut groups: Vec<(&Task, Vec<String>)> = Vec::new();

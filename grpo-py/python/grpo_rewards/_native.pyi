@@ -19,6 +19,7 @@ class RunResult:
         exit_code: Optional[int],
         duration_ms: float,
         truncated: bool,
+        cpu_ms: float = 0.0,
     ) -> None: ...
     @property
     def status(self) -> str:
@@ -31,7 +32,13 @@ class RunResult:
     @property
     def exit_code(self) -> Optional[int]: ...
     @property
-    def duration_ms(self) -> float: ...
+    def duration_ms(self) -> float:
+        """Wall-clock time of the call."""
+        ...
+    @property
+    def cpu_ms(self) -> float:
+        """CPU time the call received: what ``time_limit_ms`` is charged with."""
+        ...
     @property
     def truncated(self) -> bool: ...
     @property
@@ -42,7 +49,7 @@ class RunResult:
 class Interpreter:
     """A sandboxed Python interpreter that keeps its globals across ``run`` calls.
 
-    ``time_limit_ms``, ``wall_limit_ms`` (default twice the time) and ``output_bytes`` bound
+    ``time_limit_ms`` (CPU time), ``wall_limit_ms`` (default three times the time) and ``output_bytes`` bound
     each call; ``memory_mb`` and ``file_quota_bytes`` the whole interpreter;
     ``session_cpu_ms`` and ``lifetime_ms`` its total CPU time and life. The GIL is released
     while a call runs; calls from several threads take turns.

@@ -40,7 +40,7 @@ when verl is installed), registered in the tool config file that
       - class_name: "grpo_rewards.verl.PythonTool"
         config:
           type: native
-          time_limit_ms: 5000      # each call's CPU time (wall clock: twice that)
+          time_limit_ms: 5000      # each call's CPU time (wall clock: three times that)
           memory_mb: 256           # the interpreter's memory
           state: trajectory        # or "instance": a fresh interpreter per tool instance
         tool_schema:               # optional: this is the default

@@ -7,21 +7,27 @@ use serde::{Deserialize, Serialize};
 /// the task schema's rule, [`grpo_tasks::MIN_MEMORY_MB`].
 pub use grpo_tasks::MIN_MEMORY_MB;
 
+/// How many times its CPU limit a run's default wall clock is: a program within its CPU limit
+/// reaches the wall clock only when it gets less than a third of a core.
+pub const WALL_FACTOR: u64 = 3;
+
 /// What one program run may use.
 ///
 /// ```
 /// use grpo_rewards::code::Limits;
 /// let strict = Limits { time_limit_ms: 500, ..Limits::default() };
-/// assert_eq!(strict.wall_limit_ms(), 1000);
+/// assert_eq!(strict.wall_limit_ms(), 1500);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
-    /// Time the program may spend executing, in milliseconds (enforced by epoch interruption
-    /// at 10 ms granularity; time blocked in the host, such as `time.sleep`, does not count).
+    /// CPU time the program may spend, in milliseconds: the CPU time its own thread received
+    /// (checked every 10 ms), so time the machine gives to other work does not count, nor
+    /// does time blocked in the host, such as `time.sleep`.
     pub time_limit_ms: u64,
-    /// Wall-clock limit in milliseconds, including time blocked in `time.sleep` or waiting
-    /// for a core; `None` means twice `time_limit_ms`.
+    /// Wall-clock limit in milliseconds, a net for programs that wait (`time.sleep`, a
+    /// blocked read) rather than compute; `None` means [`WALL_FACTOR`] times
+    /// `time_limit_ms`, so load alone does not reach it.
     pub wall_limit_ms: Option<u64>,
     /// Linear-memory cap in MiB (at least [`MIN_MEMORY_MB`]).
     pub memory_mb: u64,
@@ -48,7 +54,24 @@ impl Limits {
     /// The wall-clock limit in effect.
     pub fn wall_limit_ms(&self) -> u64 {
         self.wall_limit_ms
-            .unwrap_or(self.time_limit_ms.saturating_mul(2))
+            .unwrap_or(self.time_limit_ms.saturating_mul(WALL_FACTOR))
+    }
+
+    /// These limits held to `caps`: CPU time and memory at most the caps', and the wall clock
+    /// at most [`WALL_FACTOR`] times the capped CPU time (so a caller's cap on time bounds how
+    /// long a run can hold a worker, whatever wall clock was asked for). The one rule for
+    /// every caller that clamps a run to a service's maxima.
+    pub fn capped(&self, caps: LimitCaps) -> Limits {
+        let time_limit_ms = self.time_limit_ms.min(caps.time_limit_ms);
+        Limits {
+            time_limit_ms,
+            memory_mb: self.memory_mb.min(caps.memory_mb),
+            wall_limit_ms: Some(
+                self.wall_limit_ms()
+                    .min(caps.time_limit_ms.saturating_mul(WALL_FACTOR)),
+            ),
+            ..self.clone()
+        }
     }
 
     /// These limits with a code task's `time_limit_ms` and `memory_mb` applied.
@@ -145,10 +168,47 @@ mod tests {
         let l = base.for_task(&task(Some(300), Some(64)));
         assert_eq!(
             (l.time_limit_ms, l.memory_mb, l.wall_limit_ms()),
-            (300, 64, 600)
+            (300, 64, 900)
         );
         let l = base.for_task(&task(None, None));
         assert_eq!(l, base);
+    }
+
+    #[test]
+    fn capped_limits_take_the_smaller_of_each_and_bound_the_wall_clock() {
+        let caps = LimitCaps {
+            time_limit_ms: 1_000,
+            memory_mb: 128,
+        };
+        // Asking for more than the caps: time and memory clamped, wall clock 3 x the cap.
+        let big = Limits {
+            time_limit_ms: 10_000,
+            wall_limit_ms: Some(60_000),
+            memory_mb: 1024,
+            ..Limits::default()
+        };
+        let l = big.capped(caps);
+        assert_eq!(
+            (l.time_limit_ms, l.memory_mb, l.wall_limit_ms),
+            (1_000, 128, Some(3_000))
+        );
+        // Within the caps: unchanged, the default wall clock made explicit.
+        let small = Limits {
+            time_limit_ms: 200,
+            memory_mb: 64,
+            ..Limits::default()
+        };
+        let l = small.capped(caps);
+        assert_eq!(
+            (l.time_limit_ms, l.memory_mb, l.wall_limit_ms),
+            (200, 64, Some(600))
+        );
+        // A short wall clock asked for is kept.
+        let waits = Limits {
+            wall_limit_ms: Some(250),
+            ..small
+        };
+        assert_eq!(waits.capped(caps).wall_limit_ms, Some(250));
     }
 
     #[test]

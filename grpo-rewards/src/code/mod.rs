@@ -6,4 +6,4 @@ pub mod extract;
 pub mod limits;
 
 pub use extract::{extract_code, extract_code_in, program_for};
-pub use limits::{Credit, LimitCaps, LimitError, Limits};
+pub use limits::{Credit, LimitCaps, LimitError, Limits, WALL_FACTOR};

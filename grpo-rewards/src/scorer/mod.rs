@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures::future::{BoxFuture, join_all};
-use grpo_tasks::{CodeTask, Manifest, RewardWeights, Task, TaskKind};
+use grpo_tasks::{CodeTask, Manifest, RewardWeights, Task, TaskKind, TimeLimits};
 use serde::{Deserialize, Serialize};
 
 use crate::answer::AnswerFormat;
@@ -135,6 +135,12 @@ pub struct ScoringConfig {
     /// A number reference accepts only a number written out, not arithmetic that evaluates
     /// to it ([`crate::math::EquivConfig::evaluated_numbers`]; a pack's `[math]` table).
     pub evaluated_numbers: bool,
+    /// What the code tasks' own time limits were set for (a pack's `[code]` table): native
+    /// limits are multiplied by the sandbox's measured slowdown for the task's language.
+    pub time_limits: TimeLimits,
+    /// Multiplies every code task's own time limit by this instead (native or not); `None`:
+    /// `time_limits` decides.
+    pub time_scale: Option<f64>,
 }
 
 impl Default for ScoringConfig {
@@ -147,6 +153,8 @@ impl Default for ScoringConfig {
             limits: Limits::default(),
             caps: None,
             evaluated_numbers: false,
+            time_limits: TimeLimits::Sandbox,
+            time_scale: None,
         }
     }
 }
@@ -158,6 +166,7 @@ impl ScoringConfig {
         let config = ScoringConfig::with_weights(&RewardWeights::default(), &manifest.rewards)?;
         Ok(ScoringConfig {
             evaluated_numbers: manifest.math.evaluated_numbers,
+            time_limits: manifest.code.time_limits,
             ..config
         })
     }
@@ -172,9 +181,17 @@ impl ScoringConfig {
         })
     }
 
-    /// Checks the weights and the limits.
+    /// Checks the weights, the limits and the time scale.
     pub fn validate(&self) -> Result<()> {
         self.weights.validate()?;
+        if let Some(scale) = self.time_scale
+            && !(scale.is_finite() && scale > 0.0)
+        {
+            return Err(RewardError::InvalidConfig {
+                field: "time_scale".into(),
+                reason: format!("must be a positive number, got {scale}"),
+            });
+        }
         self.limits
             .validate()
             .map_err(|e| RewardError::InvalidConfig {

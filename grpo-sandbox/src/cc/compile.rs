@@ -90,7 +90,10 @@ pub(super) const LINK_FLAGS: [&str; 3] = ["-Wl,-z,stack-size=8388608", "-s", "-l
 pub struct CompileLimits {
     /// CPU seconds per compiler process (`RLIMIT_CPU`).
     pub cpu_s: u64,
-    /// Wall-clock milliseconds for the whole compile; then the process group is killed.
+    /// Wall-clock milliseconds for the whole compile; then the process group is killed. A net
+    /// for a compiler that waits: `cpu_s`, which the kernel charges with the process's own CPU
+    /// time, is what bounds the work, so the default is wide enough that a loaded machine
+    /// alone never reaches it.
     pub wall_ms: u64,
     /// Address space per compiler process, in MiB (`RLIMIT_AS`).
     pub memory_mb: u64,
@@ -102,7 +105,7 @@ impl Default for CompileLimits {
     fn default() -> Self {
         CompileLimits {
             cpu_s: 10,
-            wall_ms: 20_000,
+            wall_ms: 60_000,
             memory_mb: 2048,
             output_bytes: 64 * 1024,
         }

@@ -197,6 +197,55 @@ fn a_services_caps_bind_a_tasks_checker() {
 }
 
 #[test]
+fn native_time_limits_get_the_languages_factor_then_the_callers_caps() {
+    use grpo_sandbox::native_time;
+    use grpo_tasks::TimeLimits;
+    let cases = json!({"type": "stdio", "cases": sum_cases()});
+    let python = task(json!({"tests": cases, "time_limit_ms": 1000}));
+    let cpp = task(json!({"tests": cases, "time_limit_ms": 1000, "language": "cpp"}));
+    let js = task(json!({"tests": cases, "time_limit_ms": 1000, "language": "javascript"}));
+    let mut untimed = task(json!({"tests": cases}));
+    untimed.time_limit_ms = None;
+
+    // Our own schema: a task's limit is the sandbox's, as written.
+    let own = CodeReward::new(sandbox());
+    assert_eq!(own.limits_for(&python, None).time_limit_ms, 1000);
+
+    // An imported pack: native limits times the measured factor of the task's language.
+    let imported = CodeReward::new(sandbox()).with_time_limits(TimeLimits::Native, None);
+    for (t, factor) in [
+        (&python, native_time::PYTHON),
+        (&cpp, native_time::C_CPP),
+        (&js, native_time::JAVASCRIPT),
+    ] {
+        let limits = imported.limits_for(t, None);
+        assert_eq!(
+            limits.time_limit_ms,
+            (1000.0 * factor.factor).ceil() as u64,
+            "{:?}",
+            t.language
+        );
+        assert!(limits.time_limit_ms > 1000, "{factor:?} is a slowdown");
+    }
+    // A task without a limit of its own keeps the default, which is the sandbox's already.
+    assert_eq!(
+        imported.limits_for(&untimed, None).time_limit_ms,
+        Limits::default().time_limit_ms
+    );
+    // One override for every task, native or not.
+    let scaled = CodeReward::new(sandbox()).with_time_limits(TimeLimits::Native, Some(3.0));
+    assert_eq!(scaled.limits_for(&cpp, None).time_limit_ms, 3000);
+    // A caller's caps bind the scaled limit, and the wall clock follows the capped CPU time.
+    let caps = LimitCaps {
+        time_limit_ms: 1200,
+        memory_mb: 64,
+    };
+    let capped = imported.limits_for(&python, Some(caps));
+    assert_eq!((capped.time_limit_ms, capped.memory_mb), (1200, 64));
+    assert!(capped.wall_limit_ms() <= 1200 * grpo_rewards::code::WALL_FACTOR);
+}
+
+#[test]
 fn candidates_cannot_fool_a_checker() {
     let t = task(json!({"tests": {"type": "stdio", "cases": sum_cases(),
         "checker": {"language": "python", "source": SUM_CHECKER_PY, "protocol": "codeforces"}}}));

@@ -54,6 +54,9 @@ pub(super) fn run(
             let mut m = Manifest::named(dir_name(out));
             m.license = format.license().or(license).map(str::to_owned);
             m.description = Some(format!("Imported from {}.", file.display()));
+            // Data sets publish limits for native interpreters and compilers: the sandbox
+            // scales them by its measured factor per language.
+            m.code.time_limits = grpo_tasks::TimeLimits::Native;
             write_manifest(&manifest, &m)?;
         }
     }

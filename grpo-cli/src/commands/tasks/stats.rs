@@ -77,6 +77,7 @@ pub(super) fn run(spec: &str) -> anyhow::Result<ExitCode> {
         "tasks": pack.len(),
         "splits": splits,
         "train_eval_overlap": overlap,
+        "code_time_limits": time_limits(&pack),
     });
     writeln!(std::io::stdout().lock(), "{report}")?;
     eprintln!(
@@ -86,4 +87,49 @@ pub(super) fn run(spec: &str) -> anyhow::Result<ExitCode> {
         overlap.map_or("n/a".to_owned(), |n| n.to_string())
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The code tasks' own time limits per language: as the pack gives them, and as the sandbox
+/// runs them (a native limit times the runtime's factor, see `grpo_sandbox::native_time`).
+fn time_limits(pack: &grpo_tasks::Pack) -> serde_json::Value {
+    let native = pack.manifest.code.time_limits == grpo_tasks::TimeLimits::Native;
+    let mut by_language: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
+    for task in pack.tasks() {
+        if let Task::Code(code) = task
+            && let Some(own) = code.time_limit_ms
+        {
+            let run = grpo_sandbox::native_time::sandbox_limit_ms(own, code.language, native, None);
+            by_language
+                .entry(code.language.as_str())
+                .or_default()
+                .push((own, run));
+        }
+    }
+    let languages: serde_json::Map<String, serde_json::Value> = by_language
+        .into_iter()
+        .map(|(language, limits)| {
+            let range = |pick: fn(&(u64, u64)) -> u64| {
+                json!({
+                    "min": limits.iter().map(pick).min(),
+                    "max": limits.iter().map(pick).max(),
+                })
+            };
+            let factor = grpo_tasks::Language::parse(language)
+                .filter(|_| native)
+                .map(|l| grpo_sandbox::native_time::factor(l).factor);
+            (
+                language.to_owned(),
+                json!({
+                    "tasks": limits.len(),
+                    "given_ms": range(|l| l.0),
+                    "sandbox_cpu_ms": range(|l| l.1),
+                    "factor": factor,
+                }),
+            )
+        })
+        .collect();
+    json!({
+        "basis": if native { "native" } else { "sandbox" },
+        "languages": languages,
+    })
 }
