@@ -42,6 +42,27 @@ def _guarded_modules():
 
 # Taken when the harness is loaded: in the snapshot, that is before every run.
 _GUARDED = _guarded_modules()
+
+
+def _lazy_imports():
+    """{(module, attribute): the object CPython itself binds there later} for the guarded
+    attributes the standard library rebinds on first use, so that rebinding is not read as
+    the program's doing. CPython 3.14 has two, found by scanning every function of the guarded
+    modules for `global` stores (the test `lazy_imports_table_is_complete` repeats the scan):
+    `Counter.most_common(n)` runs `global heapq; import heapq` (placeholder `None`), and
+    typing's `_lazy_annotationlib` proxy replaces itself with `annotationlib`. Anything else
+    bound there, a module the program put in `sys.modules` included, is still tampering."""
+    import sys
+
+    targets = {("collections", "heapq"): "heapq", ("typing", "_lazy_annotationlib"): "annotationlib"}
+    genuine = {}
+    for (module, attribute), target in targets.items():
+        if module in sys.modules:
+            genuine[(module, attribute)] = __import__(target)
+    return genuine
+
+
+_LAZY = _lazy_imports()
 _PRISTINE_BUILTINS = dict(vars(_builtins_module))
 
 
@@ -88,6 +109,7 @@ def main(job):
     missing = object()
 
     guarded = _GUARDED
+    lazy = _LAZY
 
     nonce = job.pop("nonce")
     mode = job["mode"]
@@ -109,9 +131,12 @@ def main(job):
             if all_(map_(is_, saved.values(), map_(current.get, saved, repeat(missing)))):
                 continue
             for key, value in saved.items():
-                if key not in current or current[key] is not value:
-                    if key != "__builtins__":
-                        changed.append(name + "." + key)
+                now = current.get(key, missing)
+                if now is not value and key != "__builtins__":
+                    # CPython's own lazy import binds exactly this object, nothing else.
+                    if (name, key) in lazy and now is lazy[(name, key)]:
+                        continue
+                    changed.append(name + "." + key)
         return changed
 
     def short(text, limit=300):

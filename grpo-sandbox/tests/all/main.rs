@@ -10,6 +10,7 @@
 mod cc;
 mod cc_toolchain;
 mod common;
+mod harness_idioms;
 mod judging;
 mod sandbox;
 mod sandbox_cc;
