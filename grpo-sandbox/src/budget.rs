@@ -1,5 +1,5 @@
 //! The limits every sandboxed run is held to, whatever runs inside: CPU time (the guest's own,
-//! from [`CpuClock`], checked at every epoch tick), linear memory by a resource limiter, the
+//! from [`CpuClock`], with a plain run's own waits, checked at every epoch tick), linear memory by a resource limiter, the
 //! file quota of the run's directory, and how a stopped run becomes a status. Shared by the
 //! Python component and the WASIp1 core modules (JavaScript, C, C++).
 
@@ -82,8 +82,8 @@ pub(crate) fn arm<T: HasBudget>(store: &mut Store<T>) {
     store.epoch_deadline_callback(|mut ctx| {
         let state = ctx.data_mut().budget();
         // Called inside the poll that runs the guest, on its thread: the clock includes the
-        // CPU time of this poll so far.
-        let spent = state.cpu.spent();
+        // CPU time of this poll so far (and the run's own waits, where they are charged).
+        let spent = state.cpu.charged();
         let call_spent = state.meter.as_ref().is_some_and(|m| m.over(spent));
         if call_spent || spent.saturating_sub(state.cpu_base) > state.cpu_limit {
             state.cpu_exceeded = true;

@@ -114,9 +114,14 @@ pub(crate) async fn run<G: Guest + Sync>(
     let wall = Duration::from_millis(limits.wall_limit_ms());
     // An instance that cannot start is read without the budget (it never ran); a call that
     // fails is read with it (a limit may be why).
+    // The run's own waits (a sleep) are charged to its time limit with its CPU time.
     let outcome = tokio::time::timeout(
         wall,
-        cpu_clock::metered(cpu.clone(), instantiate_and_call(guest, &mut store)),
+        cpu_clock::metered_with_waits(
+            cpu.clone(),
+            Duration::from_millis(limits.time_limit_ms),
+            instantiate_and_call(guest, &mut store),
+        ),
     )
     .await;
     let ended = match outcome {
@@ -125,7 +130,8 @@ pub(crate) async fn run<G: Guest + Sync>(
             None,
             format!("wall-clock limit of {} ms", wall.as_millis()),
         ),
-        Ok(called) => ended(called, store.data_mut().budget(), guest.traps()),
+        Ok(Err(cpu_clock::OverTime)) => (RunStatus::Timeout, None, "time limit reached".into()),
+        Ok(Ok(called)) => ended(called, store.data_mut().budget(), guest.traps()),
     };
     Ok(conclude(
         ended,

@@ -457,7 +457,11 @@ impl Sandbox {
             )
             .await;
             match called {
-                Ok(outcome) => run::ended(outcome, store.data_mut().budget(), guest.traps()),
+                Ok(Ok(outcome)) => run::ended(outcome, store.data_mut().budget(), guest.traps()),
+                // Only a plain run's waits are charged, so a session's metering never stops it.
+                Ok(Err(crate::cpu_clock::OverTime)) => {
+                    (RunStatus::Timeout, None, "time limit reached".into())
+                }
                 Err(e) => (RunStatus::Crash, None, format!("sandbox closed: {e}")),
             }
         });

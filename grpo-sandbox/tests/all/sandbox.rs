@@ -644,8 +644,8 @@ mod waiting {
     use grpo_sandbox::SandboxOptions;
 
     /// A program that sleeps holds no worker: on a one-worker sandbox, other programs run to
-    /// the end while it sleeps, and its sleep is not CPU time (it sleeps past its CPU limit
-    /// and still finishes well within its wall-clock limit).
+    /// the end while it sleeps (its sleep, within its time limit, is charged to that limit,
+    /// not to a worker).
     #[test]
     fn a_sleeping_program_holds_no_worker() {
         let sandbox = Sandbox::new(&SandboxOptions {
@@ -654,7 +654,7 @@ mod waiting {
         })
         .unwrap();
         let sleeper_limits = Limits {
-            time_limit_ms: 1_000,
+            time_limit_ms: 20_000,
             wall_limit_ms: Some(60_000),
             ..quick()
         };
@@ -702,5 +702,32 @@ mod waiting {
         let r = run_with("import time\ntime.sleep(600)", "", &limits);
         assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
         assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+    }
+
+    /// A program's own wait is charged to its time limit, as SandboxFusion's run timeout and
+    /// judges' idleness limits treat a sleeper: sleeping past the limit is a timeout at the
+    /// limit, long before the wall clock; a sleep within it is not.
+    #[test]
+    fn a_sleep_is_charged_to_the_time_limit() {
+        let limits = Limits {
+            time_limit_ms: 1_000,
+            wall_limit_ms: Some(60_000),
+            ..quick()
+        };
+        let started = Instant::now();
+        let r = run_with("import time\ntime.sleep(20)\nprint('woke')", "", &limits);
+        assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
+        assert!(r.stderr.contains("time limit"), "{r:?}");
+        assert!(started.elapsed().as_secs() < 15, "{:?}", started.elapsed());
+        // The sleep is not CPU time: what the run reports as its CPU is small.
+        assert!(r.cpu_ms < 900.0, "{r:?}");
+
+        let r = run_with("import time\ntime.sleep(0.3)\nprint('woke')", "", &limits);
+        assert_eq!(
+            (r.status, r.stdout.as_str()),
+            (RunStatus::Ok, "woke\n"),
+            "{r:?}"
+        );
+        assert!(r.cpu_ms < 300.0, "{r:?}");
     }
 }

@@ -489,3 +489,22 @@ fn the_precompiled_header_does_not_change_what_a_program_prints() {
     );
     assert_eq!(plain.with_pch, 0);
 }
+
+/// A C program's sleep (WASIp1's clock subscription) is charged to its time limit as a Python
+/// program's is: sleeping past the limit is a timeout at the limit, not at the wall clock.
+#[test]
+fn a_c_sleep_is_charged_to_the_time_limit() {
+    let limits = Limits {
+        time_limit_ms: 1_000,
+        wall_limit_ms: Some(60_000),
+        ..quick()
+    };
+    let started = std::time::Instant::now();
+    let r = run_with(
+        Language::C,
+        "#include <unistd.h>\n#include <stdio.h>\nint main(void) { sleep(20); puts(\"woke\"); return 0; }\n",
+        &limits,
+    );
+    assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
+    assert!(started.elapsed().as_secs() < 15, "{:?}", started.elapsed());
+}
