@@ -245,6 +245,8 @@ mod tests {
     #[test]
     fn comparison_table() {
         let lines = Compare::default();
+        let cc = Compare::code_contests();
+        let lcb = Compare::live_code_bench();
         let cases: Vec<(&str, &str, Compare, bool)> = vec![
             // lines (the default, testlib's lcmp)
             ("1 2\n", "1 2", lines.clone(), true),
@@ -324,6 +326,20 @@ mod tests {
             ("1.5\n", "abc\n", tol("tokens", Some(10.0), None), false),
             ("0x10\n", "16\n", mode("rcmp9"), false), // no hex numbers
             ("1e3\n", "1000\n", mode("rcmp9"), true),
+            // CodeContests' tester: tokens, no case, numbers within 1e-5
+            ("ok\n", "OK\n", cc.clone(), true),
+            ("Yes No\nYes\n", "YES\nNO\nYES\n", cc.clone(), true),
+            ("YES NO\n", "yes\n", cc.clone(), false),
+            ("0.333333\n", "0.3333333333\n", cc.clone(), true),
+            ("1.000000\n", "1\n", cc.clone(), true),
+            ("0.33332\n", "0.3333333333\n", cc.clone(), false),
+            ("100000.5\n", "100000\n", cc.clone(), false), // absolute, not relative
+            ("NO\n", "YES\n", cc.clone(), false),
+            // LiveCodeBench's grader: lines, numbers by value
+            ("1.0 2\n", "1 2.00\n", lcb.clone(), true),
+            ("1.000001\n", "1\n", lcb.clone(), false),
+            ("1\n2\n", "1 2\n", lcb.clone(), false),
+            ("Yes\n", "YES\n", lcb.clone(), false),
         ];
         for (got, want, compare, same) in &cases {
             assert_eq!(

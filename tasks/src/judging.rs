@@ -107,6 +107,30 @@ impl Compare {
         })
     }
 
+    /// The comparison of DeepMind CodeContests' own tester (`OutputsMatch` in
+    /// [`execution/tester_sandboxer.cc`](https://github.com/google-deepmind/code_contests/blob/main/execution/tester_sandboxer.cc)):
+    /// the whitespace-split tokens, wherever the line breaks fall, without case, two numbers
+    /// matching within 1e-5 (absolute).
+    pub fn code_contests() -> Compare {
+        Compare {
+            mode: CompareMode::Tokens,
+            abs_tol: Some(1e-5),
+            rel_tol: None,
+            case_insensitive: true,
+        }
+    }
+
+    /// The comparison of LiveCodeBench's own grader (`grade_stdio` in
+    /// [`lcb_runner/evaluation/testing_util.py`](https://github.com/LiveCodeBench/LiveCodeBench/blob/main/lcb_runner/evaluation/testing_util.py)):
+    /// line by line, a line that differs matching when its tokens are numbers of the same
+    /// value (`1.0` = `1`). Closest here: whitespace-normalised lines, numbers within 0.
+    pub fn live_code_bench() -> Compare {
+        Compare {
+            abs_tol: Some(0.0),
+            ..Compare::default()
+        }
+    }
+
     /// Checks the tolerances.
     pub fn validate(&self) -> Result<(), String> {
         for (name, tol) in [("abs_tol", self.abs_tol), ("rel_tol", self.rel_tol)] {
@@ -247,6 +271,9 @@ pub enum CheckerProtocol {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TestPlan {
+    /// Whether the public cases decide the reward next to the hidden ones.
+    #[serde(default, skip_serializing_if = "PublicTests::is_default")]
+    pub public_tests: PublicTests,
     /// Stop at the first failing test (the tests after it count as failed, unrun). Cheaper
     /// under binary credit; tests run in order, a few at a time.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -266,6 +293,28 @@ impl TestPlan {
     /// Whether this is the default plan (every deciding test, all of them run).
     pub fn is_default(&self) -> bool {
         *self == TestPlan::default()
+    }
+}
+
+/// Whether a task's public cases (the examples its prompt may show) decide its reward. This is
+/// the one rule for the whole schema: [`select_tests`] applies it to stdio and call tests
+/// alike. Importers set [`PublicTests::Always`] where the data set's own evaluator grades on
+/// the public cases too (LiveCodeBench, CodeContests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PublicTests {
+    /// Only when the task has no hidden case: hidden cases decide when there are any, else
+    /// the public ones do (the default).
+    #[default]
+    IfNoHidden,
+    /// Always: every case decides, public and hidden.
+    Always,
+}
+
+impl PublicTests {
+    /// Whether this is the default rule.
+    pub fn is_default(&self) -> bool {
+        *self == PublicTests::default()
     }
 }
 
@@ -292,7 +341,8 @@ fn is_zero(n: &u64) -> bool {
 
 /// Picks the indices of the tests to run among `count`, `public[i]` telling which are public
 /// (shown in the prompt) and `input_len(i)` the size of test `i`'s input. Public tests decide
-/// the reward only when no hidden one exists. `call_seed` varies a random sample per call.
+/// the reward as [`TestPlan::public_tests`] says: by default only when no hidden one exists.
+/// `call_seed` varies a random sample per call.
 pub fn select_tests(
     plan: &TestPlan,
     public: &[bool],
@@ -300,8 +350,12 @@ pub fn select_tests(
     call_seed: Option<u64>,
 ) -> Vec<usize> {
     let any_hidden = public.iter().any(|p| !p);
+    let public_decide = match plan.public_tests {
+        PublicTests::IfNoHidden => !any_hidden,
+        PublicTests::Always => true,
+    };
     let mut chosen: Vec<usize> = (0..public.len())
-        .filter(|&i| !any_hidden || !public[i])
+        .filter(|&i| public_decide || !public[i])
         .collect();
     let Some(max) = plan.max_tests else {
         return chosen;
@@ -385,6 +439,40 @@ mod tests {
         );
         assert_eq!(select_tests(&plan, &[true, true], |_| 0, None), [0, 1]);
         assert_eq!(select_tests(&plan, &[], |_| 0, None), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_plan_can_count_public_tests_too() {
+        let plan: TestPlan = serde_json::from_str(r#"{"public_tests": "always"}"#).unwrap();
+        assert_eq!(plan.public_tests, PublicTests::Always);
+        assert_eq!(
+            select_tests(&plan, &[true, false, false], |_| 0, None),
+            [0, 1, 2]
+        );
+        assert_eq!(select_tests(&plan, &[true, true], |_| 0, None), [0, 1]);
+        // Sampling draws from every deciding test, the public ones included.
+        let first = TestPlan {
+            max_tests: Some(2),
+            sample: SampleRule::First,
+            ..plan.clone()
+        };
+        assert_eq!(
+            select_tests(&first, &[true, false, false], |_| 0, None),
+            [0, 1]
+        );
+        // The default is left out when written, and an unknown rule is refused.
+        assert_eq!(serde_json::to_string(&TestPlan::default()).unwrap(), "{}");
+        assert!(serde_json::from_str::<TestPlan>(r#"{"public_tests": "sometimes"}"#).is_err());
+    }
+
+    #[test]
+    fn code_contests_comparison_is_its_testers() {
+        let c = Compare::code_contests();
+        assert_eq!(c.validate(), Ok(()));
+        assert_eq!(
+            (c.mode, c.abs_tol, c.rel_tol, c.case_insensitive),
+            (CompareMode::Tokens, Some(1e-5), None, true)
+        );
     }
 
     #[test]
