@@ -11,6 +11,7 @@ mod cc;
 mod cc_toolchain;
 mod common;
 mod harness_idioms;
+mod imported_grading;
 mod judging;
 mod sandbox;
 mod sandbox_cc;

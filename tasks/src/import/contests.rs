@@ -7,7 +7,7 @@ use super::foreign::{self, text_of, unwrap_apps_output};
 use super::livecodebench::solution_method_asserts;
 use super::{Converted, Record, short};
 use crate::error::ImportError;
-use crate::judging::{Checker, CheckerProtocol};
+use crate::judging::{Checker, CheckerProtocol, Compare, PublicTests, TestPlan};
 use crate::task::{
     AssertTests, CallCase, CallTests, CodeMode, CodeTask, CodeTests, Language, Metadata, StdioCase,
     StdioTests, Task,
@@ -279,9 +279,11 @@ fn test_group(r: &Record<'_>, field: &str, public: bool) -> Result<Vec<StdioCase
 const CC_CPP: i64 = 2;
 const CC_PYTHON3: i64 = 3;
 
-/// DeepMind CodeContests: public tests are `public`, private and generated ones hidden; the
-/// reference is the first Python 3 solution, else the first C++ one (and the task is then a
-/// C++ task). Python 2 solutions are never taken. File-input problems are skipped.
+/// DeepMind CodeContests: public tests are `public`, private and generated ones hidden, and
+/// all of them decide the reward, compared as CodeContests' own tester compares
+/// ([`Compare::code_contests`]: tokens, without case, numbers within 1e-5); the reference is
+/// the first Python 3 solution, else the first C++ one (and the task is then a C++ task).
+/// Python 2 solutions are never taken. File-input problems are skipped.
 pub(super) fn codecontests(r: &Record<'_>) -> Result<Converted, ImportError> {
     let name = r.text("name")?;
     for field in ["input_file", "output_file"] {
@@ -393,6 +395,11 @@ pub(super) fn codecontests(r: &Record<'_>) -> Result<Converted, ImportError> {
         mode: CodeMode::Full,
         tests: CodeTests::Stdio(StdioTests {
             cases,
+            compare: Compare::code_contests(),
+            plan: TestPlan {
+                public_tests: PublicTests::Always,
+                ..TestPlan::default()
+            },
             ..StdioTests::default()
         }),
         reference,
@@ -433,8 +440,10 @@ fn io_cases(r: &Record<'_>, field: &str, public: bool) -> Result<Vec<StdioCase>,
     }
 }
 
-/// open-r1's Codeforces rows: `examples` become public cases, `official_tests` hidden ones;
-/// `generated_checker` (Python) judges with the `codeforces` protocol. Interactive problems
+/// open-r1's Codeforces rows: `examples` become public cases, `official_tests` hidden ones,
+/// which alone decide the reward as in open-r1's `score_submission` (its `generated_tests` is
+/// a count here, the tests themselves a data set of their own); `generated_checker` (Python)
+/// judges with the `codeforces` protocol. Interactive problems
 /// (`interaction_format` set) and file-input ones (`input_mode` other than `stdio`) are
 /// skipped: a stdin/stdout test cannot hold them.
 pub(super) fn codeforces(r: &Record<'_>) -> Result<Converted, ImportError> {

@@ -5,13 +5,14 @@
 //! compressed: base64, then zlib, then a pickle of the JSON text. The pickle is read by
 //! [`super::pickle`], which builds plain data only.
 //!
-//! Stdin problems become stdio tests (public cases `public`). Functional problems are
-//! LeetCode-style: a `class Solution` method named by `metadata.func_name`, each input line
-//! one JSON argument, the output the JSON of the result. They become assert tests that call
-//! the method on a fresh `Solution()` for every case and compare the result, tuples read as
-//! lists, with `==` (LiveCodeBench's own rule), refusing results that are not plain data. As
-//! an assert test is one verdict, it holds the hidden cases only (the public ones when there
-//! are no hidden ones), as a test plan would choose them.
+//! LiveCodeBench grades on the public and the private cases together (`get_evaluation_sample`
+//! in `lcb_runner/benchmarks/code_generation.py`), so every case decides the reward here too.
+//! Stdin problems become stdio tests (public cases `public`, the plan counting them). Functional
+//! problems are LeetCode-style: a `class Solution` method named by `metadata.func_name`, each
+//! input line one JSON argument, the output the JSON of the result. They become assert tests
+//! that call the method on a fresh `Solution()` for every case, public ones first, and compare
+//! the result, tuples read as lists, with `==` (LiveCodeBench's own rule), refusing results
+//! that are not plain data.
 
 use std::io::Read;
 
@@ -20,6 +21,7 @@ use serde_json::Value;
 
 use super::{Record, short};
 use crate::error::ImportError;
+use crate::judging::{Compare, PublicTests, TestPlan};
 use crate::task::{
     AssertTests, CodeMode, CodeTask, CodeTests, Language, StdioCase, StdioTests, Task,
 };
@@ -64,16 +66,14 @@ pub(super) fn livecodebench(r: &Record<'_>) -> Result<Task, ImportError> {
                 "a functional problem needs the method's name",
             )
         })?;
-        let any_hidden = cases.iter().any(|c| !c.public);
+        let public_count = cases.iter().filter(|c| c.public).count();
         let mut calls = Vec::new();
-        for (i, case) in cases.iter().enumerate() {
-            if any_hidden && case.public {
-                continue;
-            }
-            let field = if case.public {
-                "public_test_cases"
+        for (n, case) in cases.iter().enumerate() {
+            // The error names the case by its place in its own field.
+            let (field, i) = if case.public {
+                ("public_test_cases", n)
             } else {
-                "private_test_cases"
+                ("private_test_cases", n - public_count)
             };
             let args = case
                 .input
@@ -105,6 +105,11 @@ pub(super) fn livecodebench(r: &Record<'_>) -> Result<Task, ImportError> {
                     public: c.public,
                 })
                 .collect(),
+            compare: Compare::live_code_bench(),
+            plan: TestPlan {
+                public_tests: PublicTests::Always,
+                ..TestPlan::default()
+            },
             ..StdioTests::default()
         })
     };

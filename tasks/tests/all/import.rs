@@ -206,7 +206,7 @@ fn broken_input_names_the_line() {
 // --- Code-RL data sets: hand-written samples in each upstream shape (tests/fixtures/code). ---
 
 use grpo_tasks::import::{import_file_all, import_str_all};
-use grpo_tasks::judging::CheckerProtocol;
+use grpo_tasks::judging::{CheckerProtocol, Compare, PublicTests};
 use grpo_tasks::{CallTests, CodeTask, Language, StdioTests};
 use serde_json::json;
 
@@ -319,12 +319,12 @@ fn apps_ids_references_and_license() {
     reload(&tasks);
 }
 
+/// The first three rows (the ones the Parquet file holds too).
 fn check_codecontests(imported: grpo_tasks::import::Imported) {
     assert_eq!(imported.skipped.len(), 1);
     assert_eq!(imported.skipped[0].line, 3);
     assert!(imported.skipped[0].reason.contains("input_file"));
-    let tasks = imported.tasks;
-    assert_eq!(tasks.len(), 2);
+    let tasks = &imported.tasks[..2];
     let double = code(&tasks[0]);
     assert_eq!(double.id, "codecontests/1000_A. Double It");
     assert_eq!(
@@ -353,7 +353,12 @@ fn check_codecontests(imported: grpo_tasks::import::Imported) {
     assert_eq!(max.language, Language::Cpp);
     assert!(max.reference.as_deref().unwrap().contains("std::max"));
     assert_eq!((max.time_limit_ms, max.memory_mb), (None, None));
-    reload(&tasks);
+    // Graded as CodeContests' tester grades: tokens, no case, numbers within 1e-5, and every
+    // test (public, private, generated) decides.
+    let tests = stdio(&tasks[0]);
+    assert_eq!(tests.compare, Compare::code_contests());
+    assert_eq!(tests.plan.public_tests, PublicTests::Always);
+    reload(tasks);
 }
 
 #[test]
@@ -366,8 +371,38 @@ fn codecontests_jsonl_and_parquet() {
         import_file_all(&Format::CodeContests, &code_fixture("codecontests.parquet")).unwrap();
     let from_jsonl =
         import_file_all(&Format::CodeContests, &code_fixture("codecontests.jsonl")).unwrap();
-    assert_eq!(from_parquet, from_jsonl);
+    assert_eq!(
+        from_parquet.tasks,
+        from_jsonl.tasks[..from_parquet.tasks.len()]
+    );
+    assert_eq!(from_parquet.skipped, from_jsonl.skipped);
     check_codecontests(from_parquet);
+}
+
+#[test]
+fn codecontests_rows_whose_layout_and_case_only_its_tester_forgives() {
+    let tasks = import_file(&Format::CodeContests, &code_fixture("codecontests.jsonl")).unwrap();
+    assert_eq!(tasks.len(), 4);
+    // The example's answers one per line in capitals, the other tests' one line per case in
+    // lower case: only tokens without case let one program pass both (as upstream).
+    let parity = stdio(&tasks[2]);
+    assert_eq!(code(&tasks[2]).id, "codecontests/1001_A. Even Or Odd");
+    assert_eq!(
+        io(parity),
+        [
+            ("1\n3 2 3 4\n", "YES\nNO\nYES\n", true),
+            ("2\n1 7\n2 10 11\n", "no\nyes no\n", false),
+            ("1\n2 0 -3\n", "YES NO\n", false)
+        ]
+    );
+    assert_eq!(parity.compare, Compare::code_contests());
+    // Numbers: the reference prints 6 decimals where the jury wrote 10.
+    let third = code(&tasks[3]);
+    assert_eq!(
+        third.reference.as_deref(),
+        Some("print(f\"{int(input()) / 3:.6f}\")\n")
+    );
+    reload(&tasks);
 }
 
 #[test]
@@ -384,7 +419,10 @@ fn livecodebench_compressed_private_tests() {
         ]
     );
     assert_eq!(meta(&tasks[0], "platform"), "atcoder");
-    // Functional: the hidden cases, each a call of Solution().doubled.
+    // LiveCodeBench grades on public and private cases alike, numbers by value.
+    assert_eq!(stdio(&tasks[0]).plan.public_tests, PublicTests::Always);
+    assert_eq!(stdio(&tasks[0]).compare, Compare::live_code_bench());
+    // Functional: every case, public first, each a call of Solution().doubled.
     let a = assert_code(&tasks[1]);
     assert!(a.contains("getattr(Solution(), \"doubled\")"), "{a}");
     assert!(
@@ -396,8 +434,12 @@ fn livecodebench_compressed_private_tests() {
         "{a}"
     );
     assert!(
-        !a.contains("[1,2]"),
-        "public case left out when hidden ones exist: {a}"
+        a.contains(r#"_case(_json.loads("[[1,2],1]"), _json.loads("[2,4]"))"#),
+        "the public case counts too: {a}"
+    );
+    assert!(
+        a.find("[[1,2],1]") < a.find("[[5],0]"),
+        "public cases first: {a}"
     );
     assert!(code(&tasks[1]).prompt.contains("class Solution:"));
     reload(&tasks);
