@@ -8,8 +8,8 @@
 //! | `math` | MATH-style JSONL (`\boxed{}` in `solution`, or an `answer` field) | math |
 //! | `jsonl` | any JSONL, with a [`FieldMap`] | math or countdown |
 //! | `taco`, `apps` | `input_output` (JSON text: `inputs`, `outputs`, `fn_name`), `solutions` | code: stdio, or call tests with `fn_name` (assert tests for a `class Solution` starter) |
-//! | `codecontests` | `public_tests`/`private_tests`/`generated_tests`, `time_limit`, `memory_limit_bytes`, `solutions` | code, stdio (public tests `public`), Python 3 or C++ reference |
-//! | `livecodebench` | `public_test_cases`, compressed `private_test_cases` (base64, zlib, pickle), `metadata.func_name` | code: stdio, or assert tests calling `Solution().func_name` |
+//! | `codecontests` | `public_tests`/`private_tests`/`generated_tests`, `time_limit`, `memory_limit_bytes`, `solutions` | code, stdio (public tests `public`, every test deciding, compared as CodeContests' tester: tokens, no case, numbers within 1e-5), Python 3 or C++ reference |
+//! | `livecodebench` | `public_test_cases`, compressed `private_test_cases` (base64, zlib, pickle), `metadata.func_name` | code: stdio (public and private cases deciding, numbers by value), or assert tests calling `Solution().func_name` on every case |
 //! | `codeforces` | open-r1 rows: `examples`, `official_tests`, `generated_checker`, limits | code, stdio with a `codeforces` checker when given; interactive and file-input rows skipped |
 //! | `primeintellect` | `prompt`, `verification_info` (`stdin_stdout` or `function_call` cases), `gold_standard_solution` | code: stdio or call |
 //! | `kodcode` | `question`, pytest-style `test`, `test_info`, `solution` | code, assert tests that call every `test_*` function |
