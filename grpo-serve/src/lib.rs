@@ -14,6 +14,7 @@
 //! | `GET /healthz` | 200 while the process serves |
 //! | `GET /readyz` | 200 when ready for work, 503 once shutdown began |
 //! | `GET /metrics` | Prometheus text ([`metrics`]) |
+//! | `/openenv/python/…` | OpenEnv's environment protocol over interpreter sessions (`openenv`) |
 //! | other SandboxFusion routes | 501 with a message |
 //!
 //! Apart from interpreter sessions the server is stateless: one shared [`Sandbox`] (one
@@ -59,6 +60,7 @@ pub mod admission;
 pub mod auth;
 pub mod error;
 pub mod metrics;
+mod openenv;
 pub mod remote;
 pub mod run_code;
 pub mod score;
@@ -77,7 +79,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::sync::Semaphore;
 use tower_http::LatencyUnit;
@@ -260,7 +261,8 @@ impl Service {
             )
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(readyz))
-            .route("/metrics", get(metrics_handler));
+            .route("/metrics", get(metrics_handler))
+            .nest("/openenv", openenv::router());
         for route in UNSUPPORTED_ROUTES {
             router = router.route(
                 route,
@@ -320,7 +322,10 @@ impl Service {
         http.timer(TokioTimer::new())
             .header_read_timeout(config.header_read_timeout);
         let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
-        let graceful = GracefulShutdown::new();
+        // Shutdown: `stop` tells every connection to finish its request in flight and close;
+        // each holds a clone of `live` until it has, so `finished` ends when all have.
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let (live, mut finished) = tokio::sync::mpsc::channel::<()>(1);
         let mut shutdown = pin!(shutdown);
         loop {
             // A slot first, then the connection: past the cap, clients wait in the backlog.
@@ -347,26 +352,44 @@ impl Service {
                 },
                 () = &mut shutdown => break,
             };
-            let connection = http.serve_connection(
-                TokioIo::new(stream),
-                TowerToHyperService::new(router.clone()),
-            );
-            let connection = graceful.watch(connection);
+            // Upgrades on: OpenEnv's sessions are WebSockets.
+            let connection = http
+                .serve_connection(
+                    TokioIo::new(stream),
+                    TowerToHyperService::new(router.clone()),
+                )
+                .with_upgrades();
             let metrics = self.state.metrics.clone();
             metrics.add_connections(1);
+            let mut stopped = stopped.clone();
+            let live = live.clone();
             tokio::spawn(async move {
-                if let Err(e) = connection.await {
+                let mut connection = pin!(connection);
+                let ended = tokio::select! {
+                    ended = connection.as_mut() => ended,
+                    () = async {
+                        // The guard it returns is dropped here, before the await below.
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    } => {
+                        connection.as_mut().graceful_shutdown();
+                        connection.await
+                    }
+                };
+                if let Err(e) = ended {
                     // Header timeouts, resets and malformed requests end here.
                     tracing::debug!(%peer, error = %e, "connection closed with an error");
                 }
                 metrics.add_connections(-1);
                 drop(slot);
+                drop(live);
             });
         }
         drop(listener);
         self.begin_shutdown();
         tracing::info!("shutting down: finishing in-flight requests");
-        graceful.shutdown().await;
+        let _ = stop.send(true);
+        drop(live);
+        let _ = finished.recv().await;
         self.state.sessions.close_all().await;
         Ok(())
     }

@@ -1,0 +1,70 @@
+//! OpenEnv environments: the service's interpreter sessions (and, with a task pack, its
+//! tasks) behind OpenEnv's protocol, so that OpenEnv's own client
+//! (`GenericEnvClient(base_url="http://HOST:PORT/openenv/python")`) and the trainers built on
+//! it drive them unchanged.
+//!
+//! | route (under each environment's base) | what |
+//! |---|---|
+//! | `WS /ws` | one session per connection: `reset`, `step`, `state`, `close` messages ([`ws`]) |
+//! | `POST /reset`, `POST /step` | stateless: a fresh session for the one call ([`http`]) |
+//! | `GET /state` | a fresh session's state |
+//! | `GET /schema`, `GET /metadata`, `GET /health` | the environment's description |
+//!
+//! Environments: `/openenv/python`, a Python interpreter ([`python`]). Everything runs
+//! through the service's own handlers, so the caps, idle time-to-live, limits, admission,
+//! token and metrics of `/v1/sessions` hold here as well.
+
+mod env;
+mod error;
+mod http;
+mod protocol;
+mod python;
+#[cfg(test)]
+mod tests;
+mod ws;
+
+use axum::Router;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Request, State};
+use axum::routing::{get, post};
+use serde_json::Value;
+
+use crate::AppState;
+use crate::error::JsonBody;
+use env::EnvKind;
+
+/// The routes under `/openenv`.
+pub(crate) fn router() -> Router<AppState> {
+    Router::new().nest("/python", routes(EnvKind::Python))
+}
+
+/// The routes of one environment, relative to its base.
+fn routes(kind: EnvKind) -> Router<AppState> {
+    Router::new()
+        .route(
+            "/ws",
+            get(
+                move |State(state): State<AppState>, upgrade: WebSocketUpgrade| {
+                    ws::upgrade(kind, state, upgrade)
+                },
+            ),
+        )
+        .route(
+            "/reset",
+            post(move |State(state): State<AppState>, request: Request| {
+                http::reset(kind, state, request)
+            }),
+        )
+        .route(
+            "/step",
+            post(
+                move |State(state): State<AppState>, body: JsonBody<Value>| {
+                    http::step(kind, state, body)
+                },
+            ),
+        )
+        .route("/state", get(move || http::state(kind)))
+        .route("/schema", get(move || http::schema(kind)))
+        .route("/metadata", get(move || http::metadata(kind)))
+        .route("/health", get(http::health))
+}

@@ -1,0 +1,298 @@
+//! The environments driven over loopback: a real server, real interpreter sessions, and a
+//! WebSocket client speaking OpenEnv's messages.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use grpo_sandbox::{Sandbox, SessionLimits};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::{Service, ServiceConfig, SessionConfig};
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
+
+/// A server on a free loopback port (it stops with the test's runtime).
+async fn serve(config: ServiceConfig) -> SocketAddr {
+    let sandbox = tokio::task::spawn_blocking(Sandbox::shared)
+        .await
+        .expect("joined")
+        .expect("sandbox");
+    let service = Service::new(sandbox, config).expect("service");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bound");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    addr
+}
+
+/// Sessions whose calls stop after 300 ms of CPU.
+fn short_calls(max_sessions: usize) -> ServiceConfig {
+    let mut limits = SessionLimits::default();
+    limits.call.time_limit_ms = 300;
+    limits.call.wall_limit_ms = Some(3_000);
+    ServiceConfig {
+        sessions: SessionConfig {
+            max_sessions,
+            limits,
+            ..SessionConfig::default()
+        },
+        ..ServiceConfig::default()
+    }
+}
+
+async fn connect(addr: SocketAddr, env: &str) -> Socket {
+    let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/openenv/{env}/ws"))
+        .await
+        .expect("connected");
+    socket
+}
+
+/// Sends one message and reads the frame answering it.
+async fn call(socket: &mut Socket, message: Value) -> Value {
+    socket
+        .send(Message::Text(message.to_string().into()))
+        .await
+        .expect("sent");
+    next_frame(socket).await.expect("a frame")
+}
+
+async fn next_frame(socket: &mut Socket) -> Option<Value> {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(60), socket.next())
+            .await
+            .expect("answered in time")?
+        {
+            Ok(Message::Text(text)) => return Some(serde_json::from_str(&text).expect("JSON")),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+}
+
+async fn step(socket: &mut Socket, code: &str) -> Value {
+    call(socket, json!({"type": "step", "data": {"code": code}})).await
+}
+
+/// One HTTP/1.1 request → (status, JSON body).
+async fn http(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut stream = TcpStream::connect(addr).await.expect("connected");
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream
+        .write_all(format!("{head}{body}").as_bytes())
+        .await
+        .expect("written");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("read");
+    let text = String::from_utf8(raw).expect("UTF-8");
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head");
+    let status = head[9..12].parse().expect("a status");
+    (status, serde_json::from_str(body).expect("a JSON body"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sessions_keep_state_contain_hostile_steps_and_reset_fresh() {
+    let addr = serve(short_calls(4)).await;
+    let mut socket = connect(addr, "python").await;
+
+    let early = step(&mut socket, "print(1)").await;
+    assert_eq!(early["type"], "error", "{early}");
+    assert_eq!(early["data"]["code"], "EXECUTION_ERROR", "{early}");
+
+    let reset = call(
+        &mut socket,
+        json!({"type": "reset", "data": {"episode_id": "e-1"}}),
+    )
+    .await;
+    assert_eq!(reset["type"], "observation", "{reset}");
+    assert_eq!(reset["data"]["done"], false);
+    assert_eq!(reset["data"]["observation"]["exit_code"], 0);
+
+    assert_eq!(
+        step(&mut socket, "x = 41").await["data"]["observation"]["exit_code"],
+        0
+    );
+    let printed = step(&mut socket, "print(x + 1)").await;
+    let data = &printed["data"];
+    assert_eq!(data["observation"]["stdout"], "42\n", "{printed}");
+    assert_eq!(data["observation"]["stderr"], "");
+    assert_eq!(data["reward"], Value::Null);
+    assert_eq!(data["done"], false);
+    assert_eq!(data["metadata"]["status"], "ok");
+    assert!(data["metadata"]["duration_ms"].is_number(), "{printed}");
+    let state = call(&mut socket, json!({"type": "state"})).await;
+    assert_eq!(
+        state,
+        json!({"type": "state", "data": {"episode_id": "e-1", "step_count": 2}})
+    );
+
+    let missing = call(&mut socket, json!({"type": "step", "data": {}})).await;
+    assert_eq!(missing["data"]["code"], "VALIDATION_ERROR", "{missing}");
+    assert_eq!(missing["data"]["errors"][0]["loc"], json!(["code"]));
+    let bad_json = socket.send(Message::Text("{not json".into())).await;
+    assert!(bad_json.is_ok());
+    assert_eq!(
+        next_frame(&mut socket).await.expect("a frame")["data"]["code"],
+        "INVALID_JSON"
+    );
+    let unknown = call(&mut socket, json!({"type": "render"})).await;
+    assert_eq!(unknown["data"]["code"], "UNKNOWN_TYPE");
+
+    let endless = step(&mut socket, "while True:\n    pass").await;
+    let observed = &endless["data"]["observation"];
+    assert_ne!(observed["exit_code"], 0, "{endless}");
+    assert_eq!(
+        endless["data"]["metadata"]["status"], "timeout",
+        "{endless}"
+    );
+    let flood = step(&mut socket, "while True:\n    print('y' * 4096)").await;
+    assert_ne!(flood["data"]["observation"]["exit_code"], 0, "{flood}");
+    let hog = step(&mut socket, "b = bytearray(8 << 30)").await;
+    assert_ne!(hog["data"]["observation"]["exit_code"], 0, "{hog}");
+    let grow = step(
+        &mut socket,
+        "chunks = []\nwhile True:\n    chunks.append(bytearray(64 << 20))",
+    )
+    .await;
+    assert_ne!(grow["data"]["observation"]["exit_code"], 0, "{grow}");
+    assert_eq!(grow["data"]["metadata"]["status"], "memory_limit", "{grow}");
+    // The session goes on.
+    let after = step(&mut socket, "print('still here')").await;
+    assert_eq!(
+        after["data"]["observation"]["stdout"], "still here\n",
+        "{after}"
+    );
+
+    let again = call(&mut socket, json!({"type": "reset", "data": {"seed": 3}})).await;
+    assert_eq!(again["type"], "observation", "{again}");
+    let fresh = step(&mut socket, "print(x)").await;
+    assert_eq!(fresh["data"]["observation"]["exit_code"], 1, "{fresh}");
+    assert!(
+        fresh["data"]["observation"]["stderr"]
+            .as_str()
+            .is_some_and(|s| s.contains("NameError")),
+        "{fresh}"
+    );
+    let state = call(&mut socket, json!({"type": "state"})).await;
+    assert_eq!(state["data"]["step_count"], 1);
+    assert_ne!(state["data"]["episode_id"], "e-1");
+    socket
+        .send(Message::Text(json!({"type": "close"}).to_string().into()))
+        .await
+        .expect("sent");
+    assert_eq!(next_frame(&mut socket).await, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_cap_refuses_a_session_and_a_closed_one_frees_its_place() {
+    let addr = serve(short_calls(1)).await;
+    let mut first = connect(addr, "python").await;
+    call(&mut first, json!({"type": "reset"})).await;
+    step(&mut first, "secret = 7").await;
+
+    let mut refused = connect(addr, "python").await;
+    let frame = next_frame(&mut refused).await.expect("an error frame");
+    assert_eq!(frame["data"]["code"], "CAPACITY_REACHED", "{frame}");
+    assert_eq!(frame["data"]["max_sessions"], 1);
+    assert_eq!(next_frame(&mut refused).await, None);
+
+    first.close(None).await.expect("closed");
+    // The place comes back once the server has seen the close.
+    let mut second = None;
+    for _ in 0..50 {
+        let mut socket = connect(addr, "python").await;
+        let reset = call(&mut socket, json!({"type": "reset"})).await;
+        if reset["type"] == "observation" {
+            second = Some(socket);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut second = second.expect("a place after the first session closed");
+    // Another session never sees the first one's globals.
+    let isolated = step(&mut second, "print(secret)").await;
+    assert!(
+        isolated["data"]["observation"]["stderr"]
+            .as_str()
+            .is_some_and(|s| s.contains("NameError")),
+        "{isolated}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_http_routes_follow_openenv() {
+    let addr = serve(short_calls(4)).await;
+    let base = "/openenv/python";
+    assert_eq!(
+        http(addr, "GET", &format!("{base}/health"), None).await,
+        (200, json!({"status": "healthy"}))
+    );
+    let (status, schema) = http(addr, "GET", &format!("{base}/schema"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(schema["action"]["title"], "PythonCodeAction");
+    let (status, metadata) = http(addr, "GET", &format!("{base}/metadata"), None).await;
+    assert_eq!(
+        (status, metadata["name"].clone()),
+        (200, json!("grpo-python"))
+    );
+    assert_eq!(
+        http(addr, "GET", &format!("{base}/state"), None).await,
+        (200, json!({"episode_id": null, "step_count": 0}))
+    );
+    let (status, reset) = http(addr, "POST", &format!("{base}/reset"), None).await;
+    assert_eq!(status, 200, "{reset}");
+    assert_eq!(reset["observation"]["stdout"], "");
+
+    let (status, stepped) = http(
+        addr,
+        "POST",
+        &format!("{base}/step"),
+        Some(json!({"action": {"code": "print(6 * 7)"}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{stepped}");
+    assert_eq!(stepped["observation"]["stdout"], "42\n");
+    assert_eq!(stepped["observation"]["exit_code"], 0);
+    assert_eq!(stepped["done"], false);
+
+    let (status, invalid) = http(
+        addr,
+        "POST",
+        &format!("{base}/step"),
+        Some(json!({"action": {"source": "print(1)"}})),
+    )
+    .await;
+    assert_eq!(status, 422, "{invalid}");
+    let locs: Vec<&Value> = invalid["detail"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|d| &d["loc"])
+        .collect();
+    assert_eq!(
+        locs,
+        [
+            &json!(["body", "action", "code"]),
+            &json!(["body", "action", "source"])
+        ]
+    );
+    let (status, _) = http(addr, "POST", &format!("{base}/step"), Some(json!({}))).await;
+    assert_eq!(status, 422);
+    let (status, _) = http(
+        addr,
+        "POST",
+        &format!("{base}/reset"),
+        Some(json!({"seed": -1})),
+    )
+    .await;
+    assert_eq!(status, 422);
+}

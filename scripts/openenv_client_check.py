@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Proof with OpenEnv's own client: PyPI `openenv`, unmodified, drives `grpo serve`'s OpenEnv
+environments over WebSocket and over stateless HTTP.
+
+1. Starts `grpo serve --addr 127.0.0.1:0 --max-sessions 3` (the binary from $GRPO_BIN, else
+   target/release or target/debug) and reads the address it prints.
+2. `/openenv/python`, with `openenv.core.GenericEnvClient(base_url=...)` (synchronous
+   `.sync()` and async alike): reset, state kept across steps, `reset(seed=...)` seeding
+   `random`, a fresh interpreter on reset, an endless loop, an endless print, an 8 GiB
+   allocation and allocating without end each coming back with a non-zero exit code while
+   the session goes on, two sessions that never see each other's globals, a step before any
+   reset and an action missing its field refused with OpenEnv's error codes, capacity
+   reached past `--max-sessions`, and a place freed when a session closes. Every
+   observation is validated with the coding environment's typed observation (pydantic,
+   extra fields forbidden), and every HTTP answer with OpenEnv's own response models.
+
+Run it from a virtual environment holding OpenEnv's client:
+    python3 -m venv /tmp/openenv-venv && /tmp/openenv-venv/bin/pip install openenv
+    /tmp/openenv-venv/bin/python scripts/openenv_client_check.py
+Exit status 0 when every check passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+from openenv.core import GenericEnvClient
+from openenv.core.env_server.types import (
+    EnvironmentMetadata,
+    HealthResponse,
+    Observation,
+    ResetResponse,
+    SchemaResponse,
+    State,
+    StepResponse,
+)
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MAX_SESSIONS = 3
+
+
+class CodeObservation(Observation):
+    """OpenEnv's coding environment's observation (`envs/coding_env/models.py`): a typed
+    client builds it from every observation, and its base forbids unknown fields."""
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+
+
+def find_binary() -> str:
+    if os.environ.get("GRPO_BIN"):
+        return os.environ["GRPO_BIN"]
+    for profile in ("release", "debug"):
+        candidate = ROOT / "target" / profile / "grpo"
+        if candidate.exists():
+            return str(candidate)
+    subprocess.run(["cargo", "build", "--bin", "grpo"], cwd=ROOT, check=True)
+    return str(ROOT / "target" / "debug" / "grpo")
+
+
+def start_server(binary: str, *extra: str) -> tuple[subprocess.Popen, str]:
+    env = dict(os.environ)
+    env.pop("GRPO_AUTH_TOKEN", None)
+    command = [binary, "serve", "--addr", "127.0.0.1:0", "--max-sessions", str(MAX_SESSIONS), *extra]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    line = process.stdout.readline() if process.stdout else ""
+    if not line:
+        process.kill()
+        raise SystemExit("grpo serve exited before listening")
+    return process, "http://" + json.loads(line)["listening"]
+
+
+FAILURES: list[str] = []
+
+
+def check(condition: bool, what: str, detail: object = "") -> None:
+    print(("ok   " if condition else "FAIL ") + what + (f": {detail}" if not condition and detail != "" else ""))
+    if not condition:
+        FAILURES.append(what)
+
+
+def refused(call, code: str) -> str:
+    """Runs `call`, which must fail with OpenEnv's error frame `code`; returns the message."""
+    try:
+        call()
+    except (RuntimeError, ConnectionError) as e:
+        return str(e) if code in str(e) else f"wrong error: {e}"
+    return "no error"
+
+
+def http(method: str, url: str, body: object | None = None) -> tuple[int, object]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def observe(result) -> CodeObservation:
+    """The observation as the typed coding client builds it."""
+    return CodeObservation(**result.observation)
+
+
+def check_python(base: str) -> None:
+    url = base + "/openenv/python"
+    with GenericEnvClient(base_url=url).sync() as env:
+        message = refused(lambda: env.step({"code": "print(1)"}), "EXECUTION_ERROR")
+        check("EXECUTION_ERROR" in message, "python: a step before any reset is an error frame", message)
+        first = env.reset(episode_id="episode-1")
+        check(observe(first).exit_code == 0 and first.done is False, "python: reset", first)
+        env.step({"code": "x = 41"})
+        result = env.step({"code": "print(x + 1)"})
+        obs = observe(result)
+        check(obs.stdout == "42\n" and obs.exit_code == 0, "python: globals kept across steps", result)
+        check(set(result.observation) == {"stdout", "stderr", "exit_code", "metadata"},
+              "python: observation is stdout, stderr, exit_code (and OpenEnv's metadata)", result.observation)
+        check(result.reward is None and result.done is False, "python: no reward, not done", result)
+        meta = result.metadata or {}
+        check(meta.get("status") == "ok" and {"duration_ms", "cpu_ms", "truncated"} <= set(meta),
+              "python: status, duration_ms, cpu_ms, truncated in metadata", meta)
+        state = env.state()
+        check(state.get("episode_id") == "episode-1" and state.get("step_count") == 2,
+              "python: state keeps episode_id and step_count", state)
+        State(**state)
+
+        message = refused(lambda: env.step({"source": "print(1)"}), "VALIDATION_ERROR")
+        check("VALIDATION_ERROR" in message, "python: an action missing `code` is a validation error", message)
+
+        for name, code, status in [
+            ("an endless loop", "while True:\n    pass", "timeout"),
+            ("an endless print", "while True:\n    print('y' * 4096)", None),
+            # A 32-bit guest cannot even index 8 GiB: an OverflowError, exit code 1.
+            ("an 8 GiB allocation", "b = bytearray(8 << 30)", None),
+            ("allocating without end", "chunks = []\nwhile True:\n    chunks.append(bytearray(64 << 20))",
+             "memory_limit"),
+        ]:
+            result = env.step({"code": code})
+            obs = observe(result)
+            got = (result.metadata or {}).get("status")
+            check(obs.exit_code != 0 and (status is None or got == status),
+                  f"python: {name} comes back with a non-zero exit code ({got})", result)
+        result = env.step({"code": "print('still here')"})
+        check(observe(result).stdout == "still here\n", "python: the session goes on after hostile steps", result)
+
+        env.reset(seed=1234)
+        drawn = observe(env.step({"code": "import random\nprint(random.random())"})).stdout
+        env.reset(seed=1234)
+        again = observe(env.step({"code": "import random\nprint(random.random())"})).stdout
+        check(drawn == again and drawn != "", "python: the same seed draws the same numbers", (drawn, again))
+        env.step({"code": "secret = 'episode two'"})
+        env.reset()
+        result = env.step({"code": "print(secret)"})
+        obs = observe(result)
+        check(obs.exit_code == 1 and "NameError" in obs.stderr, "python: reset gives a fresh interpreter", result)
+        check(env.state().get("step_count") == 1, "python: reset restarts step_count", env.state())
+
+        with GenericEnvClient(base_url=url).sync() as other:
+            other.reset()
+            env.step({"code": "mine = 1"})
+            result = other.step({"code": "print(mine)"})
+            check("NameError" in observe(result).stderr, "python: two sessions never see each other's globals", result)
+
+    # Capacity: MAX_SESSIONS sessions hold every place; one more is refused, and a place
+    # comes back when a session closes.
+    async def capacity() -> None:
+        held = [GenericEnvClient(base_url=url) for _ in range(MAX_SESSIONS)]
+        for client in held:
+            await client.connect()
+            await client.reset()
+        extra = GenericEnvClient(base_url=url)
+        try:
+            await extra.connect()
+            await extra.reset()
+            message = "no error"
+        except (RuntimeError, ConnectionError) as e:
+            message = str(e)
+        finally:
+            await extra.close()
+        check("CAPACITY_REACHED" in message, "python: capacity reached past --max-sessions", message)
+        await held[0].close()
+        freed = "no place"
+        for _ in range(50):
+            client = GenericEnvClient(base_url=url)
+            try:
+                await client.connect()
+                result = await client.reset()
+                freed = "ok" if result.done is False else str(result)
+                await client.close()
+                break
+            except RuntimeError as e:
+                freed = str(e)
+                await client.close()
+                await asyncio.sleep(0.1)
+        check(freed == "ok", "python: a closed session frees its place", freed)
+        for client in held[1:]:
+            await client.close()
+
+    asyncio.run(capacity())
+
+    status, body = http("GET", url + "/health")
+    check(status == 200 and HealthResponse(**body).status == "healthy", "python: GET /health", body)
+    status, body = http("GET", url + "/schema")
+    schema = SchemaResponse(**body)
+    check(status == 200 and schema.action.get("title") not in ("Action", "CallToolAction", "ListToolsAction"),
+          "python: GET /schema, not an MCP tool schema", schema.action.get("title"))
+    status, body = http("GET", url + "/metadata")
+    check(status == 200 and EnvironmentMetadata(**body).name != "", "python: GET /metadata", body)
+    status, body = http("GET", url + "/state")
+    check(status == 200 and State(**body).step_count == 0, "python: GET /state", body)
+    status, body = http("POST", url + "/reset", {"seed": 1})
+    check(status == 200 and ResetResponse(**body).done is False, "python: POST /reset", body)
+    status, body = http("POST", url + "/step", {"action": {"code": "print(6 * 7)"}})
+    step = StepResponse(**body) if status == 200 else None
+    check(step is not None and CodeObservation(**step.observation).stdout == "42\n", "python: POST /step", body)
+    status, body = http("POST", url + "/step", {"action": {}})
+    check(status == 422 and body["detail"][0]["loc"] == ["body", "action", "code"],
+          "python: POST /step without `code` is 422", body)
+
+
+def main() -> int:
+    binary = find_binary()
+    process, base = start_server(binary)
+    try:
+        check_python(base)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    if FAILURES:
+        print(f"{len(FAILURES)} checks failed", file=sys.stderr)
+        return 1
+    print("every check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
