@@ -8,7 +8,8 @@ use grpo_rewards::ScoreOptions;
 use grpo_rewards::reward::Score;
 use grpo_sandbox::CodeReward;
 use grpo_sandbox::harness::HARNESS_PY;
-use grpo_tasks::CodeTask;
+use grpo_tasks::import::{Format, import_str};
+use grpo_tasks::{CodeTask, Task};
 use serde_json::json;
 
 use crate::common::{quick, rt, sandbox};
@@ -166,6 +167,28 @@ fn most_common_passes_in_call_mode() {
     let program =
         "from collections import Counter\ndef top(s, n):\n    return Counter(s).most_common(n)\n";
     let score = judge(&task, &[program.to_owned()]).remove(0);
+    assert_eq!(score.value, Some(1.0), "{:?}", score.verdict);
+}
+
+#[test]
+fn an_mbpp_row_with_most_common_passes_through_the_importer() {
+    // MBPP's task 13 in its original shape: the canonical solution calls most_common(4).
+    let row = serde_json::json!({
+        "text": "Write a function to count the most common words in a dictionary.",
+        "code": "from collections import Counter\r\ndef count_common(words):\r\n  word_counts = Counter(words)\r\n  top_four = word_counts.most_common(4)\r\n  return (top_four)\r\n",
+        "task_id": 13, "test_setup_code": "",
+        "test_list": [
+            "assert count_common(['red','green','black','pink','black','white','black','eyes','white','black','orange','pink','pink','red','red','white','orange','white',\"black\",'pink','green','green','pink','green','pink','white','orange',\"orange\",'red']) == [('pink', 6), ('black', 5), ('white', 5), ('red', 4)]",
+            "assert count_common(['one', 'two', 'three', 'four', 'five', 'one', 'two', 'one', 'three', 'one']) == [('one', 4), ('two', 2), ('three', 2), ('four', 1)]",
+        ],
+        "challenge_test_list": [],
+    });
+    let tasks = import_str(&Format::Mbpp, "mbpp.jsonl", &row.to_string()).expect("imports");
+    let Task::Code(task) = &tasks[0] else {
+        unreachable!("MBPP rows are code tasks")
+    };
+    let reference = task.reference.clone().expect("the canonical solution");
+    let score = judge(task, &[reference]).remove(0);
     assert_eq!(score.value, Some(1.0), "{:?}", score.verdict);
 }
 
