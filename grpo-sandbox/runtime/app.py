@@ -15,6 +15,9 @@ the one the host sent (source, or a loader for its compiled form), compiled per 
 
 # The standard library that programs may import. Modules missing here cannot be imported at
 # run time (the snapshot has no file system to load them from).
+# datetime.strptime and time.strptime import `_strptime` on first use: only modules imported
+# here can be imported later.
+import _strptime  # noqa: F401
 import abc
 import argparse
 import array

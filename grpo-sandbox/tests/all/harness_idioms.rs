@@ -97,6 +97,11 @@ const IDIOMS: &[(&str, &str, &str)] = &[
         "assert f() == ('2024-02-29', '01/03/2024', 359, 3)\n",
     ),
     (
+        "strptime",
+        "import time\nfrom datetime import datetime\ndef f():\n    t = datetime.strptime('2024-03-01 10:30', '%Y-%m-%d %H:%M')\n    return t.minute, time.strptime('2024-12-25', '%Y-%m-%d').tm_yday\n",
+        "assert f() == (30, 360)\n",
+    ),
+    (
         "string methods and the string module",
         "import string\ndef f(s):\n    table = str.maketrans('', '', string.punctuation)\n    return s.translate(table).title(), s.split(), ' '.join(reversed(s.split())), s.count('l'), string.ascii_lowercase[:3], s.zfill(14), '{:>5}|{:.2f}'.format('a', 3.14159), f'{42:08b}', s.casefold().swapcase()\n",
         "assert f('hello, world!') == ('Hello World', ['hello,', 'world!'], 'world! hello,', 3, 'abc', '0hello, world!', '    a|3.14', '00101010', 'HELLO, WORLD!')\n",
