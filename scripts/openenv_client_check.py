@@ -14,6 +14,12 @@ environments over WebSocket and over stateless HTTP.
    observation is validated with the coding environment's typed observation (pydantic,
    extra fields forbidden), and every HTTP answer with OpenEnv's own response models.
 
+3. `/openenv/tasks` on servers started with `--pack builtin:arith-digits` (math) and
+   `--pack builtin:pyfunc` (Python code): the same seed gives the same task, a step ends the
+   episode with its verdict, and the rewards of right, almost right and wrong completions,
+   over WebSocket and over stateless HTTP, equal `grpo score --tasks PACK`'s for the same
+   completions.
+
 Run it from a virtual environment holding OpenEnv's client:
     python3 -m venv /tmp/openenv-venv && /tmp/openenv-venv/bin/pip install openenv
     /tmp/openenv-venv/bin/python scripts/openenv_client_check.py
@@ -28,6 +34,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.request
 
@@ -227,6 +234,73 @@ def check_python(base: str) -> None:
           "python: POST /step without `code` is 422", body)
 
 
+def completions_for(task: dict) -> list[str]:
+    """A right, an almost right and a wrong completion of a pack task."""
+    if task["kind"] == "math":
+        return [f"<think>easy</think>\n<answer>{task['answer']}</answer>",
+                f"<think>x</think>\n<answer>{task['answer']} + 0</answer>", "no idea"]
+    return [f"<think>easy</think>\n<answer>\n```python\n{task['reference']}\n```\n</answer>",
+            f"```python\n{task['reference']}\n```", "```python\nprint(1)\n```"]
+
+
+def grpo_score(binary: str, pack: str, lines: list[dict]) -> list[dict]:
+    """`grpo score --tasks PACK` on `lines` ({task_id, completion})."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        f.write("".join(json.dumps(line) + "\n" for line in lines))
+    try:
+        out = subprocess.run([binary, "score", "--tasks", pack, "--completions", f.name],
+                             check=True, capture_output=True, text=True).stdout
+    finally:
+        os.unlink(f.name)
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def check_tasks(binary: str, base: str, pack: str) -> None:
+    url = base + "/openenv/tasks"
+    # A builtin pack's tasks, as the repository holds them.
+    tasks = {}
+    for split in sorted((ROOT / "tasks" / "packs" / pack.removeprefix("builtin:")).glob("*.jsonl")):
+        for line in split.read_text().splitlines():
+            if line.strip():
+                task = json.loads(line)
+                tasks[task["id"]] = task
+    lines, ws_rewards, http_rewards = [], [], []
+    with GenericEnvClient(base_url=url).sync() as env:
+        message = refused(lambda: env.step({"completion": "1"}), "_ERROR")
+        check("_ERROR" in message, f"tasks {pack}: a step before any reset is an error frame", message)
+        picked = [env.reset(seed=seed).observation["task_id"] for seed in (1, 2, 3)]
+        again = [env.reset(seed=seed).observation["task_id"] for seed in (1, 2, 3)]
+        check(picked == again, f"tasks {pack}: the same seed gives the same task", (picked, again))
+        for task_id in dict.fromkeys(picked):
+            task = tasks.get(task_id)
+            if task is None:
+                check(False, f"tasks {pack}: reset picked a task of the pack", task_id)
+                continue
+            for completion in completions_for(task):
+                first = env.reset(task_id=task_id)
+                check(set(first.observation) == {"task_id", "prompt", "metadata"} and first.done is False,
+                      f"tasks {pack}: reset observes task_id and prompt", first.observation)
+                result = env.step({"completion": completion})
+                check(result.done is True and "verdict" in (result.metadata or {}),
+                      f"tasks {pack}: a step ends the episode with its verdict", result)
+                ws_rewards.append(result.reward)
+                status, body = http("POST", url + "/step", {"action": {"completion": completion, "task_id": task_id}})
+                http_rewards.append(StepResponse(**body).reward if status == 200 else body)
+                lines.append({"task_id": task_id, "completion": completion})
+    scored = grpo_score(binary, pack, lines)
+    expected = [s["reward"] for s in scored]
+    check(ws_rewards == expected, f"tasks {pack}: WebSocket rewards equal grpo score's", (ws_rewards, expected))
+    check(http_rewards == expected, f"tasks {pack}: HTTP rewards equal grpo score's", (http_rewards, expected))
+    check(any(s["correct"] for s in scored) and not all(s["correct"] for s in scored),
+          f"tasks {pack}: right and wrong completions among them", [s["correct"] for s in scored])
+    status, body = http("POST", url + "/step", {"action": {"completion": "1"}})
+    check(status == 422 and body["detail"][0]["loc"] == ["body", "action", "task_id"],
+          f"tasks {pack}: a stateless step without task_id is 422", body)
+    status, body = http("GET", url + "/schema")
+    check(status == 200 and SchemaResponse(**body).action.get("title") == "TaskCompletionAction",
+          f"tasks {pack}: GET /schema", body)
+
+
 def main() -> int:
     binary = find_binary()
     process, base = start_server(binary)
@@ -235,6 +309,13 @@ def main() -> int:
     finally:
         process.terminate()
         process.wait(timeout=30)
+    for pack in ("builtin:arith-digits", "builtin:pyfunc"):
+        process, base = start_server(binary, "--pack", pack)
+        try:
+            check_tasks(binary, base, pack)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
     if FAILURES:
         print(f"{len(FAILURES)} checks failed", file=sys.stderr)
         return 1

@@ -14,7 +14,7 @@
 //! | `GET /healthz` | 200 while the process serves |
 //! | `GET /readyz` | 200 when ready for work, 503 once shutdown began |
 //! | `GET /metrics` | Prometheus text ([`metrics`]) |
-//! | `/openenv/python/…` | OpenEnv's environment protocol over interpreter sessions (`openenv`) |
+//! | `/openenv/python/…`, `/openenv/tasks/…` | OpenEnv environments: interpreter sessions, and the tasks of `grpo serve --pack` (`openenv`) |
 //! | other SandboxFusion routes | 501 with a message |
 //!
 //! Apart from interpreter sessions the server is stateless: one shared [`Sandbox`] (one
@@ -192,12 +192,35 @@ pub(crate) struct ServiceState {
     admission: Admission,
     metrics: Arc<Metrics>,
     sessions: Arc<sessions::Sessions>,
+    /// The pack served at `/openenv/tasks`, with its scorer.
+    tasks: Option<openenv::TaskPack>,
     shutting_down: AtomicBool,
 }
 
 impl Service {
     /// A service running programs on `sandbox`. Errors: default limits that cannot run.
     pub fn new(sandbox: Sandbox, config: ServiceConfig) -> grpo_rewards::Result<Service> {
+        Service::build(sandbox, config, None)
+    }
+
+    /// A service that also serves `pack`'s tasks at `/openenv/tasks`, scored by the pack's
+    /// own scorer, built here once as `grpo score --tasks` builds it (its weights, math and
+    /// code options), with the service's caps on a task's limits. Errors: default limits
+    /// that cannot run, or the pack's rewards are invalid.
+    pub fn with_pack(
+        sandbox: Sandbox,
+        config: ServiceConfig,
+        pack: grpo_tasks::Pack,
+    ) -> grpo_rewards::Result<Service> {
+        let tasks = openenv::TaskPack::new(pack, sandbox.clone(), config.caps())?;
+        Service::build(sandbox, config, Some(tasks))
+    }
+
+    fn build(
+        sandbox: Sandbox,
+        config: ServiceConfig,
+        tasks: Option<openenv::TaskPack>,
+    ) -> grpo_rewards::Result<Service> {
         let metrics = Arc::new(Metrics::default());
         let admission = Admission::new(config.max_inflight, config.max_queue, metrics.clone());
         // Accuracy 1; the format reward is reported always and weighted per request.
@@ -223,6 +246,7 @@ impl Service {
                 admission,
                 metrics,
                 sessions,
+                tasks,
                 shutting_down: AtomicBool::new(false),
             }),
         })
@@ -262,7 +286,7 @@ impl Service {
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(readyz))
             .route("/metrics", get(metrics_handler))
-            .nest("/openenv", openenv::router());
+            .nest("/openenv", openenv::router(self.state.tasks.is_some()));
         for route in UNSUPPORTED_ROUTES {
             router = router.route(
                 route,

@@ -78,6 +78,10 @@ pub struct Args {
     /// A session unused for this many seconds is closed and its interpreter freed.
     #[arg(long, default_value_t = SessionConfig::default().idle_ttl.as_secs_f64())]
     pub session_idle_ttl_s: f64,
+    /// A task pack to serve as the OpenEnv environment `/openenv/tasks`, as for `grpo score
+    /// --tasks`: a .jsonl file, a pack directory, or `builtin:NAME`.
+    #[arg(long, value_name = "PACK")]
+    pub pack: Option<String>,
     /// The longest a session may live from its opening, in seconds.
     #[arg(long, default_value_t = SessionConfig::default().max_lifetime.as_secs_f64())]
     pub session_lifetime_s: f64,
@@ -157,7 +161,14 @@ impl Args {
             .thread_name("grpo-serve")
             .build()
             .context("starting the async runtime")?;
-        runtime.block_on(serve(self.addr, workers, config))?;
+        let pack = self
+            .pack
+            .as_deref()
+            .map(|spec| {
+                grpo_tasks::Pack::load(spec).with_context(|| format!("loading pack {spec}"))
+            })
+            .transpose()?;
+        runtime.block_on(serve(self.addr, workers, config, pack))?;
         Ok(ExitCode::SUCCESS)
     }
 }
@@ -183,7 +194,12 @@ impl Args {
     }
 }
 
-async fn serve(addr: String, workers: usize, config: ServiceConfig) -> anyhow::Result<()> {
+async fn serve(
+    addr: String,
+    workers: usize,
+    config: ServiceConfig,
+    pack: Option<grpo_tasks::Pack>,
+) -> anyhow::Result<()> {
     let defaults = SandboxOptions::default();
     // Each open session holds an instance slot: the default pool's slots stay for the
     // workers' programs, and the sessions get theirs on top.
@@ -239,7 +255,11 @@ async fn serve(addr: String, workers: usize, config: ServiceConfig) -> anyhow::R
         auth = config.auth_token.is_some(),
         "serving"
     );
-    Service::new(sandbox, config)
+    let service = match pack {
+        Some(pack) => Service::with_pack(sandbox, config, pack),
+        None => Service::new(sandbox, config),
+    };
+    service
         .context("the service's scorer")?
         .serve(listener, shutdown_signal())
         .await

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::error::EnvError;
 use super::protocol::{ResetArgs, StepResult};
 use super::python::{self, PythonEnv};
+use super::tasks::{self, TasksEnv};
 use crate::AppState;
 
 /// Which environment a route serves.
@@ -13,6 +14,8 @@ use crate::AppState;
 pub(crate) enum EnvKind {
     /// `/openenv/python`: a Python interpreter.
     Python,
+    /// `/openenv/tasks`: the tasks of the service's pack.
+    Tasks,
 }
 
 impl EnvKind {
@@ -20,6 +23,7 @@ impl EnvKind {
     pub(crate) fn name(self) -> &'static str {
         match self {
             EnvKind::Python => "grpo-python",
+            EnvKind::Tasks => "grpo-tasks",
         }
     }
 
@@ -31,6 +35,11 @@ impl EnvKind {
                  fresh interpreter, each step runs {\"code\": str} in it and observes stdout, \
                  stderr and exit_code; globals persist across the steps of an episode."
             }
+            EnvKind::Tasks => {
+                "The tasks of the pack given to `grpo serve --pack`: a reset picks a task (by \
+                 task_id, by seed, or at random) and observes {task_id, prompt}; a step \
+                 {\"completion\": str} is scored as `grpo score` scores it and ends the episode."
+            }
         }
     }
 
@@ -38,12 +47,16 @@ impl EnvKind {
     pub(crate) fn schema(self) -> Value {
         match self {
             EnvKind::Python => python::schema(),
+            EnvKind::Tasks => tasks::schema(),
         }
     }
 
     /// The state of a session before its first reset (`GET /state`).
     pub(crate) fn fresh_state(self) -> Value {
-        json!({"episode_id": null, "step_count": 0})
+        match self {
+            EnvKind::Python => PythonEnv::fresh_state(),
+            EnvKind::Tasks => TasksEnv::default().state(),
+        }
     }
 
     /// `GET /metadata`, OpenEnv's `EnvironmentMetadata`.
@@ -64,6 +77,8 @@ impl EnvKind {
 pub(crate) enum Env {
     /// A Python interpreter session.
     Python(PythonEnv),
+    /// A task episode.
+    Tasks(TasksEnv),
 }
 
 impl Env {
@@ -71,11 +86,13 @@ impl Env {
     pub(crate) async fn open(kind: EnvKind, state: &AppState) -> Result<Env, EnvError> {
         match kind {
             EnvKind::Python => Ok(Env::Python(PythonEnv::open(state).await?)),
+            EnvKind::Tasks => Ok(Env::Tasks(TasksEnv::default())),
         }
     }
 
     /// One step in a fresh session, closed after it (OpenEnv's stateless `POST /step`): the
-    /// interpreter is reset first, since its steps need an episode.
+    /// interpreter is reset first, since its steps need an episode; a task step names its
+    /// task.
     pub(crate) async fn stateless_step(
         kind: EnvKind,
         state: &AppState,
@@ -87,6 +104,7 @@ impl Env {
                 Ok(_) => python.step(state, action).await,
                 Err(e) => Err(e),
             },
+            Env::Tasks(tasks) => tasks.step(state, action).await,
         };
         env.close(state).await;
         result
@@ -100,6 +118,7 @@ impl Env {
     ) -> Result<StepResult, EnvError> {
         match self {
             Env::Python(env) => env.reset(state, args).await,
+            Env::Tasks(env) => env.reset(state, args),
         }
     }
 
@@ -111,6 +130,7 @@ impl Env {
     ) -> Result<StepResult, EnvError> {
         match self {
             Env::Python(env) => env.step(state, action).await,
+            Env::Tasks(env) => env.step(state, action).await,
         }
     }
 
@@ -118,6 +138,7 @@ impl Env {
     pub(crate) fn state(&self) -> Value {
         match self {
             Env::Python(env) => env.state(),
+            Env::Tasks(env) => env.state(),
         }
     }
 
@@ -125,6 +146,8 @@ impl Env {
     pub(crate) async fn close(mut self, state: &AppState) {
         match &mut self {
             Env::Python(env) => env.close(state).await,
+            // An episode holds nothing.
+            Env::Tasks(_) => {}
         }
     }
 }

@@ -10,15 +10,18 @@
 //! | `GET /state` | a fresh session's state |
 //! | `GET /schema`, `GET /metadata`, `GET /health` | the environment's description |
 //!
-//! Environments: `/openenv/python`, a Python interpreter ([`python`]). Everything runs
-//! through the service's own handlers, so the caps, idle time-to-live, limits, admission,
-//! token and metrics of `/v1/sessions` hold here as well.
+//! Environments: `/openenv/python`, a Python interpreter ([`python`]), and, when the service
+//! was given a task pack, `/openenv/tasks`, its tasks scored as `grpo score` scores them
+//! ([`tasks`]). Everything runs through the service's own handlers, so the caps, idle
+//! time-to-live, limits, admission, token and metrics of `/v1/sessions` and `/v1/score` hold
+//! here as well.
 
 mod env;
 mod error;
 mod http;
 mod protocol;
 mod python;
+mod tasks;
 #[cfg(test)]
 mod tests;
 mod ws;
@@ -32,10 +35,16 @@ use serde_json::Value;
 use crate::AppState;
 use crate::error::JsonBody;
 use env::EnvKind;
+pub(crate) use tasks::TaskPack;
 
-/// The routes under `/openenv`.
-pub(crate) fn router() -> Router<AppState> {
-    Router::new().nest("/python", routes(EnvKind::Python))
+/// The routes under `/openenv`: `/tasks` only when the service has a task pack.
+pub(crate) fn router(with_tasks: bool) -> Router<AppState> {
+    let router = Router::new().nest("/python", routes(EnvKind::Python));
+    if with_tasks {
+        router.nest("/tasks", routes(EnvKind::Tasks))
+    } else {
+        router
+    }
 }
 
 /// The routes of one environment, relative to its base.

@@ -121,12 +121,17 @@ impl PythonEnv {
         Ok(observe(&result))
     }
 
-    /// `{episode_id, step_count}` (null and 0 before the first reset).
+    /// `{episode_id, step_count}`.
     pub(crate) fn state(&self) -> Value {
         match &self.episode {
             Some((id, steps)) => json!({"episode_id": id, "step_count": steps}),
-            None => json!({"episode_id": null, "step_count": 0}),
+            None => PythonEnv::fresh_state(),
         }
+    }
+
+    /// The state before the first reset: a null `episode_id`, `step_count` 0.
+    pub(crate) fn fresh_state() -> Value {
+        json!({"episode_id": null, "step_count": 0})
     }
 
     /// Closes the interpreter (the WebSocket closed, or a reset needs a fresh one).

@@ -296,3 +296,151 @@ async fn stateless_http_routes_follow_openenv() {
     .await;
     assert_eq!(status, 422);
 }
+
+/// A server with `pack` at `/openenv/tasks`.
+async fn serve_pack(pack: &str) -> SocketAddr {
+    let sandbox = tokio::task::spawn_blocking(Sandbox::shared)
+        .await
+        .expect("joined")
+        .expect("sandbox");
+    let pack = grpo_tasks::Pack::load(pack).expect("pack");
+    let service = Service::with_pack(sandbox, ServiceConfig::default(), pack).expect("service");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bound");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(service.serve(listener, std::future::pending()));
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_rewards_are_the_packs_scorers_and_seeds_pick_the_same_task() {
+    let spec = "builtin:arith-digits";
+    let addr = serve_pack(spec).await;
+    // The scorer `grpo score --tasks` builds for the pack (no code tasks: no sandbox).
+    let pack = grpo_tasks::Pack::load(spec).expect("pack");
+    let config = grpo_rewards::ScoringConfig::for_pack(&pack.manifest).expect("config");
+    let scorer = grpo_sandbox::scorer(&config, None).expect("scorer");
+
+    let mut socket = connect(addr, "tasks").await;
+    let early = call(
+        &mut socket,
+        json!({"type": "step", "data": {"completion": "1"}}),
+    )
+    .await;
+    assert_eq!(early["type"], "error", "{early}");
+
+    let first = call(&mut socket, json!({"type": "reset", "data": {"seed": 11}})).await;
+    let task_id = first["data"]["observation"]["task_id"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    let again = call(&mut socket, json!({"type": "reset", "data": {"seed": 11}})).await;
+    assert_eq!(again["data"]["observation"]["task_id"], task_id.as_str());
+    let other = call(&mut socket, json!({"type": "reset", "data": {"seed": 12}})).await;
+    let task = pack.get(&task_id).expect("the task is the pack's");
+    assert_eq!(
+        first["data"]["observation"]["prompt"],
+        pack.manifest.template.render(task).as_str()
+    );
+    assert!(other["data"]["observation"]["task_id"].is_string());
+
+    let grpo_tasks::Task::Math(math) = task else {
+        panic!("arith-digits has math tasks only")
+    };
+    let completions = [
+        format!("<think>easy</think>\n<answer>{}</answer>", math.answer),
+        format!("The answer is {}.", math.answer),
+        // Arithmetic that evaluates to the answer: the pack's `[math] evaluated_numbers`
+        // refuses it (the service's own `/v1/score` scorer would accept it).
+        format!("<think>x</think>\n<answer>{} + 0</answer>", math.answer),
+        "no idea".to_owned(),
+    ];
+    let expected = scorer
+        .score_group(task, &completions, scorer.options())
+        .await
+        .expect("scored");
+    assert!(expected[0].correct, "{:?}", expected[0]);
+    assert!(!expected[2].correct, "{:?}", expected[2]);
+    for (completion, expected) in completions.iter().zip(&expected) {
+        let reset = call(
+            &mut socket,
+            json!({"type": "reset", "data": {"task_id": task_id}}),
+        )
+        .await;
+        assert_eq!(reset["data"]["observation"]["task_id"], task_id.as_str());
+        let stepped = call(
+            &mut socket,
+            json!({"type": "step", "data": {"completion": completion}}),
+        )
+        .await;
+        let data = &stepped["data"];
+        assert_eq!(
+            data["reward"],
+            json!(expected.reward),
+            "{completion}: {stepped}"
+        );
+        assert_eq!(data["done"], true);
+        assert_eq!(data["metadata"]["correct"], expected.correct);
+        assert_eq!(data["metadata"]["verdict"], json!(expected.verdict));
+        let state = call(&mut socket, json!({"type": "state"})).await;
+        assert_eq!(state["data"]["step_count"], 1);
+        assert_eq!(state["data"]["task_id"], task_id.as_str());
+        let after = call(
+            &mut socket,
+            json!({"type": "step", "data": {"completion": "1"}}),
+        )
+        .await;
+        assert_eq!(
+            after["type"], "error",
+            "a done episode takes no step: {after}"
+        );
+    }
+
+    // Stateless HTTP: the step names its task.
+    let (status, stepped) = http(
+        addr,
+        "POST",
+        "/openenv/tasks/step",
+        Some(json!({"action": {"completion": completions[0], "task_id": task_id}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{stepped}");
+    assert_eq!(stepped["reward"], json!(expected[0].reward));
+    let (status, unnamed) = http(
+        addr,
+        "POST",
+        "/openenv/tasks/step",
+        Some(json!({"action": {"completion": "1"}})),
+    )
+    .await;
+    assert_eq!(status, 422, "{unnamed}");
+    assert_eq!(
+        unnamed["detail"][0]["loc"],
+        json!(["body", "action", "task_id"])
+    );
+    let (status, unknown) = http(
+        addr,
+        "POST",
+        "/openenv/tasks/reset",
+        Some(json!({"task_id": "no-such-task"})),
+    )
+    .await;
+    assert_eq!(status, 422, "{unknown}");
+    assert_eq!(unknown["detail"][0]["loc"], json!(["body", "task_id"]));
+    let (status, reset) = http(
+        addr,
+        "POST",
+        "/openenv/tasks/reset",
+        Some(json!({"seed": 11, "split": "train"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{reset}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_pack_there_is_no_task_environment() {
+    let addr = serve(ServiceConfig::default()).await;
+    let (status, _) = http(addr, "GET", "/openenv/tasks/health", None).await;
+    assert_eq!(status, 404);
+}
