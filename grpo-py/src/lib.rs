@@ -306,15 +306,11 @@ fn sandbox(py: Python<'_>) -> PyResult<Sandbox> {
             return Ok(sandbox.clone());
         }
         threads::size_compile_pool(threads)?;
-        let defaults = SandboxOptions::default();
         let options = SandboxOptions {
             concurrency: threads,
             compile_parallel: Some(threads),
-            engine: grpo_sandbox::EngineOptions {
-                allocator: with_interpreter_slots(defaults.engine.allocator)?,
-                ..defaults.engine.clone()
-            },
-            ..defaults
+            sessions: max_interpreters()?,
+            ..SandboxOptions::default()
         };
         let sandbox = Sandbox::new(&options)
             .map_err(|e| RewardFault::new_err(format!("starting the sandbox: {e}")))?;
@@ -326,37 +322,26 @@ fn sandbox(py: Python<'_>) -> PyResult<Sandbox> {
 const MAX_INTERPRETERS_ENV: &str = "GRPO_REWARDS_MAX_INTERPRETERS";
 
 /// Interpreters open at once when the environment does not say.
-const DEFAULT_MAX_INTERPRETERS: u32 = 64;
+const DEFAULT_MAX_INTERPRETERS: usize = 64;
 
-/// The pool with an instance slot per interpreter on top of those the scoring programs
-/// use, so open interpreters never starve scoring and a trainer's batch of rollouts can
-/// each hold one (`GRPO_REWARDS_MAX_INTERPRETERS`, default 64).
-fn with_interpreter_slots(allocator: grpo_sandbox::Allocator) -> PyResult<grpo_sandbox::Allocator> {
-    let extra = match std::env::var(MAX_INTERPRETERS_ENV) {
+/// How many `Interpreter`s may be open at once (`GRPO_REWARDS_MAX_INTERPRETERS`, default
+/// 64): the sandbox keeps an instance slot for each on top of those the scoring programs use,
+/// so open interpreters never starve scoring and a trainer's batch of rollouts can each hold
+/// one.
+fn max_interpreters() -> PyResult<usize> {
+    match std::env::var(MAX_INTERPRETERS_ENV) {
         Ok(text) => text
             .trim()
-            .parse::<u32>()
+            .parse::<usize>()
             .ok()
             .filter(|&n| n <= 4096)
             .ok_or_else(|| {
                 PyValueError::new_err(format!(
                     "{MAX_INTERPRETERS_ENV}={text:?} is not a count from 0 to 4096"
                 ))
-            })?,
-        Err(_) => DEFAULT_MAX_INTERPRETERS,
-    };
-    Ok(match allocator {
-        grpo_sandbox::Allocator::Pooling {
-            total_instances,
-            max_memory_mb,
-            keep_resident_mb,
-        } => grpo_sandbox::Allocator::Pooling {
-            total_instances: total_instances.saturating_add(extra),
-            max_memory_mb,
-            keep_resident_mb,
-        },
-        other => other,
-    })
+            }),
+        Err(_) => Ok(DEFAULT_MAX_INTERPRETERS),
+    }
 }
 
 /// A scorer of `config`, with the process-wide sandbox as its code judge when `code`.

@@ -114,6 +114,34 @@ pub struct SandboxOptions {
     /// process-wide compiler's cap, the number of cores; `Some(n)`: a compiler of this
     /// sandbox's own with cap `n`, built on first use.
     pub compile_parallel: Option<usize>,
+    /// Interpreter sessions held open at once beside the programs (default 0). Each open
+    /// session keeps an instance, so a pooled allocator gets this many slots on top of its
+    /// own ([`SandboxOptions::engine_options`]): open sessions never starve programs.
+    pub sessions: usize,
+}
+
+impl SandboxOptions {
+    /// The engine this sandbox builds: [`SandboxOptions::engine`] with a pooled allocator
+    /// grown by one slot per session. The one place the pool is sized for sessions.
+    pub fn engine_options(&self) -> EngineOptions {
+        let allocator = match self.engine.allocator {
+            crate::runtime::Allocator::Pooling {
+                total_instances,
+                max_memory_mb,
+                keep_resident_mb,
+            } => crate::runtime::Allocator::Pooling {
+                total_instances: total_instances
+                    .saturating_add(u32::try_from(self.sessions).unwrap_or(u32::MAX)),
+                max_memory_mb,
+                keep_resident_mb,
+            },
+            other => other,
+        };
+        EngineOptions {
+            allocator,
+            ..self.engine.clone()
+        }
+    }
 }
 
 impl Default for SandboxOptions {
@@ -126,6 +154,7 @@ impl Default for SandboxOptions {
             concurrency: cores,
             temp_root: None,
             compile_parallel: None,
+            sessions: 0,
         }
     }
 }
@@ -134,7 +163,7 @@ impl Default for SandboxOptions {
 /// instance slots, less two for the version probes and the harness compile; with on-demand
 /// memory, 16 per worker. At least the worker count.
 pub fn max_live(options: &SandboxOptions, concurrency: usize) -> usize {
-    let cap = match options.engine.allocator {
+    let cap = match options.engine_options().allocator {
         crate::runtime::Allocator::Pooling {
             total_instances, ..
         } => usize::try_from(total_instances)
@@ -149,7 +178,7 @@ impl Sandbox {
     /// Builds a sandbox: the engine, the compiled runtime (from the disk cache when possible)
     /// and the epoch ticker.
     pub fn new(options: &SandboxOptions) -> Result<Sandbox> {
-        let engine = runtime::build_engine(&options.engine)?;
+        let engine = runtime::build_engine(&options.engine_options())?;
         let component = runtime::load_component(&engine, options.engine.cache_dir.as_deref())?;
         let mut linker = Linker::<HostState>::new(&engine);
         let engine_err = |e: wasmtime::Error| SandboxError::Engine {
@@ -705,4 +734,46 @@ pub(crate) fn blocking_runtime() -> Result<&'static tokio::runtime::Runtime> {
             source,
         })?;
     Ok(RUNTIME.get_or_init(|| rt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::Allocator;
+
+    #[test]
+    fn sessions_get_pool_slots_on_top_of_the_programs() {
+        let pooled = |total_instances| Allocator::Pooling {
+            total_instances,
+            max_memory_mb: 256,
+            keep_resident_mb: 16,
+        };
+        let options = SandboxOptions {
+            engine: EngineOptions {
+                allocator: pooled(32),
+                cache_dir: None,
+            },
+            concurrency: 2,
+            sessions: 64,
+            ..SandboxOptions::default()
+        };
+        assert_eq!(options.engine_options().allocator, pooled(96));
+        // Programs alive at once: every slot but the two kept for probes and the harness.
+        assert_eq!(max_live(&options, 2), 94);
+        let without = SandboxOptions {
+            sessions: 0,
+            ..options.clone()
+        };
+        assert_eq!(without.engine_options().allocator, pooled(32));
+        assert_eq!(max_live(&without, 2), 30);
+        // On-demand memory has no slots to size.
+        let on_demand = SandboxOptions {
+            engine: EngineOptions {
+                allocator: Allocator::OnDemand,
+                cache_dir: None,
+            },
+            ..options
+        };
+        assert_eq!(on_demand.engine_options().allocator, Allocator::OnDemand);
+    }
 }

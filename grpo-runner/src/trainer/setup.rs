@@ -72,8 +72,9 @@ pub(super) fn tools_sandbox(config: &TrainConfig) -> Result<Option<Sandbox>> {
         .max(config.eval.batch_prompts.max(1));
     let options = SandboxOptions {
         engine: grpo_sandbox::EngineOptions {
+            // Four slots of the tool's memory for programs; the sessions' come on top.
             allocator: grpo_sandbox::Allocator::Pooling {
-                total_instances: u32::try_from(rows + 4).unwrap_or(u32::MAX),
+                total_instances: 4,
                 max_memory_mb: config.tools.memory_mb,
                 keep_resident_mb: 16,
             },
@@ -85,6 +86,7 @@ pub(super) fn tools_sandbox(config: &TrainConfig) -> Result<Option<Sandbox>> {
         },
         temp_root: config.sandbox.temp_dir.clone(),
         compile_parallel: None,
+        sessions: rows,
     };
     Sandbox::new(&options)
         .map(Some)
