@@ -4,14 +4,21 @@
 //! listens on loopback by default. With one (`grpo serve --auth-token-file FILE` or the
 //! `GRPO_AUTH_TOKEN` environment variable), a request must carry
 //! `Authorization: Bearer <token>`; any other request is answered 401 before its body is
-//! read. `/healthz` and `/readyz` stay open, so probes need no secret.
+//! read. `/healthz`, `/readyz` and the OpenEnv environments' `/health` stay open, so probes
+//! need no secret.
 
 use std::path::Path;
 
 use subtle::ConstantTimeEq;
 
-/// Routes that answer without a token: the liveness and readiness probes.
-pub const OPEN_ROUTES: [&str; 2] = ["/healthz", "/readyz"];
+/// Routes that answer without a token: the liveness and readiness probes, and the OpenEnv
+/// environments' health checks.
+pub const OPEN_ROUTES: [&str; 4] = [
+    "/healthz",
+    "/readyz",
+    "/openenv/python/health",
+    "/openenv/tasks/health",
+];
 
 /// The secret a request must present. Its `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]

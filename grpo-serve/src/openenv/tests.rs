@@ -444,3 +444,37 @@ async fn without_a_pack_there_is_no_task_environment() {
     let (status, _) = http(addr, "GET", "/openenv/tasks/health", None).await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_guards_every_route_but_health() {
+    let addr = serve(ServiceConfig {
+        auth_token: Some(crate::AuthToken::new("openenv-token", "test").expect("a token")),
+        ..ServiceConfig::default()
+    })
+    .await;
+    let base = "/openenv/python";
+    assert_eq!(
+        http(addr, "GET", &format!("{base}/health"), None).await.0,
+        200
+    );
+    for (method, route) in [("GET", "schema"), ("GET", "state"), ("POST", "reset")] {
+        let (status, _) = http(addr, method, &format!("{base}/{route}"), None).await;
+        assert_eq!(status, 401, "{route}");
+    }
+    let refused = tokio_tungstenite::connect_async(format!("ws://{addr}{base}/ws")).await;
+    assert!(refused.is_err(), "a WebSocket without the token is refused");
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
+            "ws://{addr}{base}/ws"
+        ))
+        .expect("a request");
+    request.headers_mut().insert(
+        "authorization",
+        "Bearer openenv-token".parse().expect("a header"),
+    );
+    let (mut socket, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("admitted with the token");
+    let reset = call(&mut socket, json!({"type": "reset"})).await;
+    assert_eq!(reset["type"], "observation", "{reset}");
+}
