@@ -212,7 +212,12 @@ impl Service {
         config: ServiceConfig,
         pack: grpo_tasks::Pack,
     ) -> grpo_rewards::Result<Service> {
-        let tasks = openenv::TaskPack::new(pack, sandbox.clone(), config.caps())?;
+        let tasks = openenv::TaskPack::new(
+            pack,
+            sandbox.clone(),
+            config.caps(),
+            config.sessions.max_sessions,
+        )?;
         Service::build(sandbox, config, Some(tasks))
     }
 

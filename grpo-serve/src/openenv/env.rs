@@ -86,7 +86,7 @@ impl Env {
     pub(crate) async fn open(kind: EnvKind, state: &AppState) -> Result<Env, EnvError> {
         match kind {
             EnvKind::Python => Ok(Env::Python(PythonEnv::open(state).await?)),
-            EnvKind::Tasks => Ok(Env::Tasks(TasksEnv::default())),
+            EnvKind::Tasks => Ok(Env::Tasks(TasksEnv::open(state)?)),
         }
     }
 

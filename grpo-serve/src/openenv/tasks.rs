@@ -9,13 +9,17 @@
 //! the pack's [`Scorer`] — its `[rewards]` weights and `[math]` and `[code]` options, as
 //! `grpo score --tasks PACK` builds it, with the service's caps on a task's own limits — and
 //! ends the episode: `reward` is the scored reward, `done` true, and `metadata` holds the
-//! verdict, `correct` and each reward component.
+//! verdict, `correct` and each reward component. At most `max_sessions` sessions (the
+//! service's cap on interpreter sessions) are open at once, WebSocket and stateless alike.
+
+use std::sync::Arc;
 
 use grpo_rewards::code::LimitCaps;
 use grpo_rewards::{Scorer, ScoringConfig};
 use grpo_sandbox::Sandbox;
 use grpo_tasks::{Pack, Task};
 use serde_json::{Map, Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::EnvError;
 use super::protocol::{Field, Issue, ResetArgs, StepResult, new_episode_id, parse_action};
@@ -34,10 +38,14 @@ const ACTION_FIELDS: [Field; 2] = [
     },
 ];
 
-/// A pack and the scorer of its tasks, built once with the service.
+/// A pack and the scorer of its tasks, built once with the service, and the places of its
+/// sessions.
 pub(crate) struct TaskPack {
     pack: Pack,
     scorer: Scorer,
+    /// One per open session: as many as the service's cap on interpreter sessions.
+    places: Arc<Semaphore>,
+    max_sessions: usize,
 }
 
 impl std::fmt::Debug for TaskPack {
@@ -51,14 +59,25 @@ impl std::fmt::Debug for TaskPack {
 
 impl TaskPack {
     /// The pack's scorer, as `grpo score` builds it, judging code on `sandbox` with the
-    /// service's `caps` on a task's own limits. Errors: the pack's weights are invalid.
-    pub(crate) fn new(pack: Pack, sandbox: Sandbox, caps: LimitCaps) -> grpo_rewards::Result<Self> {
+    /// service's `caps` on a task's own limits; at most `max_sessions` sessions at once.
+    /// Errors: the pack's weights are invalid.
+    pub(crate) fn new(
+        pack: Pack,
+        sandbox: Sandbox,
+        caps: LimitCaps,
+        max_sessions: usize,
+    ) -> grpo_rewards::Result<Self> {
         let config = ScoringConfig {
             caps: Some(caps),
             ..ScoringConfig::for_pack(&pack.manifest)?
         };
         let scorer = grpo_sandbox::scorer(&config, Some(sandbox))?;
-        Ok(TaskPack { pack, scorer })
+        Ok(TaskPack {
+            pack,
+            scorer,
+            places: Arc::new(Semaphore::new(max_sessions)),
+            max_sessions,
+        })
     }
 
     /// The task `reset` asks for.
@@ -166,9 +185,25 @@ struct Episode {
 #[derive(Debug, Default)]
 pub(crate) struct TasksEnv {
     episode: Option<Episode>,
+    /// The session's place under the cap, given back when it closes.
+    _place: Option<OwnedSemaphorePermit>,
 }
 
 impl TasksEnv {
+    /// A new session. Errors: every place is taken (capacity reached).
+    pub(crate) fn open(state: &AppState) -> Result<TasksEnv, EnvError> {
+        let pack = pack(state)?;
+        let place = pack.places.clone().try_acquire_owned().map_err(|_| {
+            EnvError::Api(ApiError::TooManySessions {
+                max: pack.max_sessions,
+            })
+        })?;
+        Ok(TasksEnv {
+            episode: None,
+            _place: Some(place),
+        })
+    }
+
     /// Starts an episode on the task `args` ask for.
     pub(crate) fn reset(
         &mut self,

@@ -304,7 +304,7 @@ async fn serve_pack(pack: &str) -> SocketAddr {
         .expect("joined")
         .expect("sandbox");
     let pack = grpo_tasks::Pack::load(pack).expect("pack");
-    let service = Service::with_pack(sandbox, ServiceConfig::default(), pack).expect("service");
+    let service = Service::with_pack(sandbox, short_calls(2), pack).expect("service");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bound");
@@ -397,14 +397,31 @@ async fn task_rewards_are_the_packs_scorers_and_seeds_pick_the_same_task() {
         );
     }
 
-    // Stateless HTTP: the step names its task.
-    let (status, stepped) = http(
-        addr,
-        "POST",
-        "/openenv/tasks/step",
-        Some(json!({"action": {"completion": completions[0], "task_id": task_id}})),
-    )
-    .await;
+    // Two sessions hold both places; a third is refused until one closes.
+    let mut second = connect(addr, "tasks").await;
+    call(&mut second, json!({"type": "reset"})).await;
+    let mut third = connect(addr, "tasks").await;
+    let refused = next_frame(&mut third).await.expect("an error frame");
+    assert_eq!(refused["data"]["code"], "CAPACITY_REACHED", "{refused}");
+    second.close(None).await.expect("closed");
+    socket.close(None).await.expect("closed");
+
+    // Stateless HTTP: the step names its task (once the server has seen the closes).
+    let mut answer = (0, Value::Null);
+    for _ in 0..50 {
+        answer = http(
+            addr,
+            "POST",
+            "/openenv/tasks/step",
+            Some(json!({"action": {"completion": completions[0], "task_id": task_id}})),
+        )
+        .await;
+        if answer.0 != 429 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, stepped) = answer;
     assert_eq!(status, 200, "{stepped}");
     assert_eq!(stepped["reward"], json!(expected[0].reward));
     let (status, unnamed) = http(
