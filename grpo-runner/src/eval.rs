@@ -86,6 +86,10 @@ pub struct EvalSettings {
     pub accuracy_weight: f64,
     /// Reward weight of format.
     pub format_weight: f64,
+    /// The code interpreter the policy was given, when it was (evaluation then runs its calls
+    /// as the run's did); absent in runs without tools and in runs saved before tools were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<crate::config::ToolsSection>,
 }
 
 impl EvalSettings {

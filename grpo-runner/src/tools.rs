@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use grpo_rewards::result::{RunResult, RunStatus};
-use grpo_sandbox::{Limits, Sandbox, SandboxError, Session, SessionLimits};
+use grpo_sandbox::{Limits, Sandbox, SandboxError, SandboxOptions, Session, SessionLimits};
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 
@@ -127,6 +127,38 @@ pub struct ToolLog {
     pub calls: HashMap<usize, Vec<ToolCall>>,
     /// Per completion index: a fault on our side, when there was one.
     pub faults: HashMap<usize, String>,
+}
+
+/// The sandbox the tool runs in: `sessions` interpreter sessions at once, each of the
+/// tool's memory, beside four program slots; `concurrency` workers (0: one per core),
+/// run directories under `temp_root` (default: the system's). The trainer's and `grpo eval`'s
+/// one way to build it.
+pub fn sandbox(
+    settings: &ToolsSection,
+    sessions: usize,
+    concurrency: usize,
+    temp_root: Option<std::path::PathBuf>,
+) -> crate::Result<Sandbox> {
+    let options = SandboxOptions {
+        engine: grpo_sandbox::EngineOptions {
+            allocator: grpo_sandbox::Allocator::Pooling {
+                total_instances: 4,
+                max_memory_mb: settings.memory_mb,
+                keep_resident_mb: 16,
+            },
+            ..Default::default()
+        },
+        concurrency: match concurrency {
+            0 => SandboxOptions::default().concurrency,
+            n => n,
+        },
+        temp_root,
+        compile_parallel: None,
+        sessions,
+    };
+    Sandbox::new(&options).map_err(|e| crate::Error::Sandbox {
+        message: e.to_string(),
+    })
 }
 
 impl<'a> CodeTool<'a> {

@@ -11,8 +11,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use candle_core::DType;
 use grpo_runner::device::{ComputeDtype, DeviceSpec};
-use grpo_runner::eval::{EvalConfig, EvalSettings, encode_prompt, evaluate};
+use grpo_runner::eval::{EvalConfig, EvalSettings, encode_prompt, evaluate, evaluate_with_tools};
 use grpo_runner::sampler::SamplingConfig;
+use grpo_runner::sampler::ToolDriver;
+use grpo_runner::tools::CodeTool;
 use grpo_tasks::{Pack, Template};
 
 /// Greedy accuracy and pass@k of a model on a task pack.
@@ -64,6 +66,10 @@ pub struct Args {
     /// Also print one JSON line per task (before the summary).
     #[arg(long)]
     pub details: bool,
+    /// Evaluate without the code interpreter even when the run gave the policy one (by
+    /// default a run's `final/` is evaluated with its tool settings, as the run evaluated).
+    #[arg(long)]
+    pub no_tools: bool,
     /// Where the model runs: `cpu`, `cuda:N` (`cuda` is `cuda:0`) or `metal` (GPUs need the
     /// binary built with `--features cuda` or `--features metal`).
     #[arg(long, default_value = "cpu")]
@@ -153,14 +159,51 @@ impl Args {
                 scorer.score_group_blocking(&tasks[index], completions, scorer.options())?;
             Ok(scored.iter().map(|s| s.correct).collect())
         };
+        // A run that gave the policy the interpreter is evaluated with it, as the run was.
+        let tools = run
+            .as_ref()
+            .and_then(|r| r.tools.clone())
+            .filter(|_| !self.no_tools);
         eprintln!(
-            "evaluating {} tasks of {} with {}",
+            "evaluating {} tasks of {} with {}{}",
             tasks.len(),
             self.tasks,
-            self.model.display()
+            self.model.display(),
+            if tools.is_some() {
+                " and the code interpreter"
+            } else {
+                ""
+            }
         );
-        let report =
-            evaluate(&model, &tokenizer, &prompts, &config, judge).context("evaluating")?;
+        let report = match &tools {
+            None => evaluate(&model, &tokenizer, &prompts, &config, judge),
+            Some(settings) => {
+                let sandbox = grpo_runner::tools::sandbox(settings, config.batch_prompts, 0, None)
+                    .context("starting the code interpreter's sandbox")?;
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(sandbox.concurrency().max(1))
+                    .enable_all()
+                    .build()
+                    .context("starting the interpreter's runtime")?;
+                let mut make_tool = || -> Box<dyn ToolDriver + '_> {
+                    Box::new(CodeTool::new(
+                        sandbox.clone(),
+                        &runtime,
+                        &tokenizer,
+                        settings,
+                    ))
+                };
+                evaluate_with_tools(
+                    &model,
+                    &tokenizer,
+                    &prompts,
+                    &config,
+                    Some(&mut make_tool),
+                    judge,
+                )
+            }
+        }
+        .context("evaluating")?;
         if self.details {
             for r in &report.results {
                 let line = serde_json::json!({

@@ -36,8 +36,14 @@ mod contract {
     }
 
     fn eval_final(run: &std::path::Path, pack: &str) -> f64 {
+        eval_final_with(run, pack, &[])
+    }
+
+    fn eval_final_with(run: &std::path::Path, pack: &str, extra: &[&str]) -> f64 {
         let model = run.join("final");
-        let out = grpo(&["eval", "--model", model.to_str().unwrap(), "--tasks", pack]);
+        let mut args = vec!["eval", "--model", model.to_str().unwrap(), "--tasks", pack];
+        args.extend_from_slice(extra);
+        let out = grpo(&args);
         let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
         summary["greedy_accuracy"].as_f64().unwrap()
     }
@@ -124,6 +130,34 @@ mod contract {
         let want = last_eval_accuracy(run.path());
         assert!(want > 0.0, "the smoke run should get some problems right");
         assert_eq!(eval_final(run.path(), "builtin:arith-digits"), want);
+    }
+
+    #[test]
+    fn grpo_eval_of_a_tools_run_repeats_its_last_evaluation_with_the_interpreter() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = run.path().to_str().unwrap();
+        // A shorter warm-up than the preset's: enough that the policy calls the tool on some
+        // problems and copies what it prints.
+        grpo(&[
+            "train",
+            "--preset",
+            "tools",
+            "--set",
+            "budget.steps=1",
+            "--set",
+            "warmup.steps=300",
+            "--set",
+            "eval.problems=40",
+            "--out",
+            dir,
+            "--quiet",
+        ]);
+        let want = last_eval_accuracy(run.path());
+        assert_eq!(eval_final(run.path(), "builtin:arith"), want);
+        // The interpreter is what the run's evaluation got right with: without it the same
+        // model guesses.
+        let without = eval_final_with(run.path(), "builtin:arith", &["--no-tools"]);
+        assert!(without < want, "with the tool {want}, without {without}");
     }
 }
 

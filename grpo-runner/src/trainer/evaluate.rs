@@ -113,6 +113,7 @@ impl Trainer {
             batch_prompts: self.config.eval.batch_prompts.max(1),
             accuracy_weight: self.rewards.weights().accuracy,
             format_weight: self.rewards.weights().format,
+            tools: self.config.tools.enabled.then(|| self.config.tools.clone()),
         }
     }
 }

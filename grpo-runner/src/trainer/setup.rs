@@ -61,36 +61,20 @@ pub(super) fn sandbox_for(config: &TrainConfig, tasks: &[&[Task]]) -> Result<Opt
     })
 }
 
-/// The code interpreter's sandbox when the run gives the policy the tool: instance slots
-/// for every completion of a sampling call or an evaluation batch to hold a session at once
-/// (sessions live until their sampling call ends), each of the tool's memory.
+/// The code interpreter's sandbox when the run gives the policy the tool: a session for
+/// every completion of a sampling call or an evaluation batch at once (sessions live until
+/// their sampling call ends), each of the tool's memory ([`crate::tools::sandbox`]).
 pub(super) fn tools_sandbox(config: &TrainConfig) -> Result<Option<Sandbox>> {
     if !config.tools.enabled {
         return Ok(None);
     }
     let rows = (config.sampling.prompts_per_step * config.sampling.group_size)
         .max(config.eval.batch_prompts.max(1));
-    let options = SandboxOptions {
-        engine: grpo_sandbox::EngineOptions {
-            // Four slots of the tool's memory for programs; the sessions' come on top.
-            allocator: grpo_sandbox::Allocator::Pooling {
-                total_instances: 4,
-                max_memory_mb: config.tools.memory_mb,
-                keep_resident_mb: 16,
-            },
-            ..Default::default()
-        },
-        concurrency: match config.sandbox.concurrency {
-            0 => SandboxOptions::default().concurrency,
-            n => n,
-        },
-        temp_root: config.sandbox.temp_dir.clone(),
-        compile_parallel: None,
-        sessions: rows,
-    };
-    Sandbox::new(&options)
-        .map(Some)
-        .map_err(|e| Error::Sandbox {
-            message: e.to_string(),
-        })
+    crate::tools::sandbox(
+        &config.tools,
+        rows,
+        config.sandbox.concurrency,
+        config.sandbox.temp_dir.clone(),
+    )
+    .map(Some)
 }
