@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use grpo_rewards::code::Limits;
-use grpo_sandbox::{Allocator, EngineOptions, Sandbox, SandboxOptions};
+use grpo_sandbox::{Sandbox, SandboxOptions};
 use grpo_serve::{AuthToken, Service, ServiceConfig, SessionConfig};
 
 /// Serve the verifiers over HTTP (SandboxFusion-compatible subset and a batch API).
@@ -200,29 +200,12 @@ async fn serve(
     config: ServiceConfig,
     pack: Option<grpo_tasks::Pack>,
 ) -> anyhow::Result<()> {
-    let defaults = SandboxOptions::default();
-    // Each open session holds an instance slot: the default pool's slots stay for the
-    // workers' programs, and the sessions get theirs on top.
-    let allocator = match defaults.engine.allocator {
-        Allocator::Pooling {
-            total_instances,
-            max_memory_mb,
-            keep_resident_mb,
-        } => Allocator::Pooling {
-            total_instances: total_instances
-                .saturating_add(u32::try_from(config.sessions.max_sessions).unwrap_or(u32::MAX)),
-            max_memory_mb,
-            keep_resident_mb,
-        },
-        other => other,
-    };
+    // Each open session holds an instance slot on top of the workers' programs' (the
+    // sandbox sizes its pool for them).
     let options = SandboxOptions {
         concurrency: workers,
-        engine: EngineOptions {
-            allocator,
-            ..defaults.engine.clone()
-        },
-        ..defaults
+        sessions: config.sessions.max_sessions,
+        ..SandboxOptions::default()
     };
     let sandbox = tokio::task::spawn_blocking(move || Sandbox::new(&options))
         .await
