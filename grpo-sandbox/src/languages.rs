@@ -45,7 +45,7 @@ pub struct CompileStep {
 /// let request = RunRequest::new(Language::C, "int main(void) { return 0; }")
 ///     .with_stdin(b"")
 ///     .with_limits(Limits { time_limit_ms: 500, ..Limits::default() });
-/// assert_eq!(request.limits.wall_limit_ms(), 1000);
+/// assert_eq!(request.limits.wall_limit_ms(), 1500);
 /// ```
 #[derive(Debug, Clone)]
 pub struct RunRequest<'a> {
