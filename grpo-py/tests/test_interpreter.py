@@ -15,6 +15,8 @@ def test_state_is_kept_across_calls():
         r = it.run("x = 6 * 7\ndef f(n):\n    return n + x")
         assert (r.status, r.stdout, r.stderr, r.exit_code, r.truncated) == ("ok", "", "", 0, False)
         assert r.ok and r.duration_ms > 0
+        # CPU time, what the time limit is charged with, is reported beside the wall clock.
+        assert 0 < r.cpu_ms <= r.duration_ms * 1.5
         assert it.run("print(x)").stdout == "42\n"
         # The last expression's value is shown, as in the interactive interpreter.
         assert it.run("f(1)").stdout == "43\n"
