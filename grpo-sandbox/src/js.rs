@@ -145,13 +145,15 @@ impl Api {
 }
 
 /// The modules the prelude provides, by the names `require` takes.
-const BUILTIN_MODULES: [&str; 6] = [
+const BUILTIN_MODULES: [&str; 8] = [
     "fs",
     "readline",
     "assert",
     "assert/strict",
     "util",
     "process",
+    "timers",
+    "timers/promises",
 ];
 
 /// Rewrites one-line ES imports of the prelude's built-in modules (`import * as fs from 'fs'`,

@@ -7,12 +7,16 @@
 //                        and `for await (const line of rl)`
 //   require('assert'):   assert, ok, equal, notEqual, strictEqual, notStrictEqual, deepEqual,
 //                        deepStrictEqual, notDeepStrictEqual, throws
-//   require('util'):     inspect, format (simplified), promisify, inherits, isDeepStrictEqual
+//   require('util'):     inspect, format (simplified), promisify (with promisify.custom),
+//                        inherits, isDeepStrictEqual
+//   require('timers'), require('timers/promises'): the timers below; setTimeout(ms, value)
+//                        and setImmediate(value) as promises
 //   process:             argv, env (empty), exit, exitCode, stdout.write, stderr.write,
 //                        stdin.on('data'|'end'), stdin.setEncoding/resume, nextTick, hrtime,
 //                        platform, on('exit')
 //   Buffer:              from(string), toString() (UTF-8 only), byteLength
-//   setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, queueMicrotask
+//   setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate,
+//   queueMicrotask
 // Anything else `require`d throws "Cannot find module", as Node does for a missing module.
 (function () {
   'use strict';
@@ -183,17 +187,52 @@
     return processOn(event, fn);
   };
 
+  // Timers as Node.js has them: extra arguments go to the callback (QuickJS's own timers drop
+  // them), and a delay that is not a number from 1 to 2^31-1 becomes 1, as Node coerces it.
+  // `util.promisify(setTimeout)` and `util.promisify(setImmediate)` use Node's custom
+  // promisified forms (`setTimeout(ms, value)` resolving with `value`), which are also
+  // `require('timers/promises')`.
+  const promisifyCustom = Symbol.for('nodejs.util.promisify.custom');
+  const timerDelay = (ms) => {
+    const delay = Number(ms);
+    return delay >= 1 && delay <= 2147483647 ? delay : 1;
+  };
+  const callback = (fn) => {
+    if (typeof fn !== 'function') {
+      throw new TypeError('The "callback" argument must be of type function');
+    }
+    return fn;
+  };
+  const schedule = (fn, ms, a) => os.setTimeout(a.length ? () => fn(...a) : () => fn(), ms);
+  const timersPromises = {
+    setTimeout: (ms, value) => new Promise((resolve) => os.setTimeout(() => resolve(value), timerDelay(ms))),
+    setImmediate: (value) => new Promise((resolve) => os.setTimeout(() => resolve(value), 0)),
+  };
   globalThis.queueMicrotask ??= (fn) => { Promise.resolve().then(fn); };
-  globalThis.setTimeout ??= os.setTimeout;
-  globalThis.clearTimeout ??= os.clearTimeout;
-  globalThis.setInterval ??= (fn, ms, ...a) => {
+  globalThis.setTimeout = function setTimeout(fn, ms, ...a) { return schedule(callback(fn), timerDelay(ms), a); };
+  globalThis.clearTimeout = function clearTimeout(handle) { if (handle !== undefined && handle !== null) os.clearTimeout(handle); };
+  globalThis.setInterval = function setInterval(fn, ms, ...a) {
+    callback(fn);
+    const delay = timerDelay(ms);
     const handle = { timer: null, cleared: false };
-    const tick = () => { if (!handle.cleared) { handle.timer = os.setTimeout(tick, ms); fn(...a); } };
-    handle.timer = os.setTimeout(tick, ms);
+    const tick = () => { if (!handle.cleared) { handle.timer = os.setTimeout(tick, delay); fn(...a); } };
+    handle.timer = os.setTimeout(tick, delay);
     return handle;
   };
-  globalThis.clearInterval ??= (handle) => { if (handle) { handle.cleared = true; os.clearTimeout(handle.timer); } };
-  globalThis.setImmediate ??= (fn, ...a) => os.setTimeout(() => fn(...a), 0);
+  globalThis.clearInterval = function clearInterval(handle) { if (handle) { handle.cleared = true; os.clearTimeout(handle.timer); } };
+  globalThis.setImmediate = function setImmediate(fn, ...a) { return schedule(callback(fn), 0, a); };
+  globalThis.clearImmediate = globalThis.clearTimeout;
+  Object.defineProperty(globalThis.setTimeout, promisifyCustom, { value: timersPromises.setTimeout });
+  Object.defineProperty(globalThis.setImmediate, promisifyCustom, { value: timersPromises.setImmediate });
+  const timers = {
+    setTimeout: globalThis.setTimeout,
+    clearTimeout: globalThis.clearTimeout,
+    setInterval: globalThis.setInterval,
+    clearInterval: globalThis.clearInterval,
+    setImmediate: globalThis.setImmediate,
+    clearImmediate: globalThis.clearImmediate,
+    promises: timersPromises,
+  };
 
   function noEntry(path) {
     const e = new Error(`ENOENT: no such file or directory, open '${path}'`);
@@ -309,17 +348,28 @@
   assert.strict = assert;
 
   // util.promisify: a Node-style callback API (`fn(...args, (err, value) => …)`) as a
-  // function returning a promise of `value`.
+  // function returning a promise of `value`; a function that carries its own promisified form
+  // under `util.promisify.custom` (as `setTimeout` and `setImmediate` do) gives that form.
   const promisify = (original) => {
     if (typeof original !== 'function') {
       throw new TypeError('The "original" argument must be of type function');
     }
-    return function (...args) {
+    const custom = original[promisifyCustom];
+    if (custom !== undefined) {
+      if (typeof custom !== 'function') {
+        throw new TypeError('The "util.promisify.custom" argument must be of type function');
+      }
+      return custom;
+    }
+    const promised = function (...args) {
       return new Promise((resolve, reject) => {
         original.call(this, ...args, (err, value) => (err ? reject(err) : resolve(value)));
       });
     };
+    Object.defineProperty(promised, promisifyCustom, { value: promised });
+    return promised;
   };
+  promisify.custom = promisifyCustom;
   const inherits = (ctor, superCtor) => {
     Object.setPrototypeOf(ctor.prototype, superCtor.prototype);
     Object.setPrototypeOf(ctor, superCtor);
@@ -332,7 +382,7 @@
     inherits,
     isDeepStrictEqual: (a, b) => deepEqual(a, b, true),
   };
-  const modules = { fs, readline, assert, util, 'assert/strict': assert, 'fs/promises': null };
+  const modules = { fs, readline, assert, util, timers, process: globalThis.process, 'timers/promises': timersPromises, 'assert/strict': assert, 'fs/promises': null };
   globalThis.require = function require(name) {
     const bare = String(name).replace(/^node:/, '');
     const found = modules[bare];

@@ -182,6 +182,117 @@ fn util_promisify_inherits_and_deep_equality() {
 }
 
 #[test]
+fn promisified_timers_resolve_in_order_with_their_values() {
+    // Node's custom promisify: `setTimeout[util.promisify.custom]` is `(ms, value)` resolving
+    // with `value`, `setImmediate`'s is `(value)`; `timers/promises` holds the same functions.
+    let program = "const util = require('util');\n\
+        const sleep = util.promisify(setTimeout);\n\
+        const immediate = util.promisify(setImmediate);\n\
+        console.log(util.promisify.custom === Symbol.for('nodejs.util.promisify.custom'),\n\
+          sleep === setTimeout[util.promisify.custom], typeof immediate);\n\
+        (async () => {\n\
+          const started = Date.now();\n\
+          const order = [];\n\
+          await Promise.all([\n\
+            sleep(40, 'late').then((v) => order.push(v)),\n\
+            sleep(15).then((v) => order.push(v)),\n\
+            immediate('now').then((v) => order.push(v)),\n\
+          ]);\n\
+          console.log(order.join(','), Date.now() - started >= 40);\n\
+          const { setTimeout: delay, setImmediate: soon } = require('node:timers/promises');\n\
+          console.log(await delay(5, 'tp'), await soon(7), delay === sleep);\n\
+          setTimeout((a, b) => console.log('args', a, b), 1, 'x', 'y');\n\
+        })();";
+    assert_eq!(
+        ok(program, ""),
+        "true true function\nnow,,late true\ntp 7 true\nargs x y\n"
+    );
+    // ES imports of the timer modules, in a module (top-level await).
+    let program = "import { setTimeout as sleep } from 'timers/promises';\n\
+        import { promisify } from 'node:util';\n\
+        console.log(await sleep(1, 'a'), await promisify(setImmediate)('b'));";
+    assert_eq!(ok(program, ""), "a b\n");
+    // A function that carries a custom form that is not a function is refused, as in Node.
+    let run = js(
+        "const util = require('util'); function f(cb) {} f[util.promisify.custom] = 1; util.promisify(f)",
+        "",
+    );
+    assert_eq!(run.exit_code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("util.promisify.custom"), "{run:?}");
+    let run = js("setTimeout('console.log(1)', 1)", "");
+    assert!(run.stderr.contains("must be of type function"), "{run:?}");
+}
+
+/// Runs `program` in `language` with a `time_limit_ms` limit and checks that it ends as a
+/// timeout, having printed `start` and not `done`.
+fn times_out(language: Language, program: &str, time_limit_ms: u64) {
+    let limits = Limits {
+        time_limit_ms,
+        ..quick()
+    };
+    let request = RunRequest::new(language, program).with_limits(limits);
+    let output = rt().block_on(sandbox().run_program(&request)).unwrap();
+    let run = output.run.expect("no compile step");
+    assert_eq!(run.status, RunStatus::Timeout, "{language:?}: {run:?}");
+    assert_eq!(run.exit_code, None, "{run:?}");
+    assert_eq!(run.stdout, "start\n", "{run:?}");
+}
+
+#[test]
+fn a_promisified_sleep_past_the_limit_is_a_timeout() {
+    // A run's waits count toward its time limit: a 20 s sleep under a 1 s limit is a timeout.
+    let sleep = "const util = require('util');\n\
+        const sleep = util.promisify(setTimeout);\n\
+        (async () => { console.log('start'); await sleep(20000); console.log('done'); })();";
+    times_out(Language::Javascript, sleep, 1_000);
+    let typed = "const util = require('util');\n\
+        const sleep: (ms: number) => Promise<void> = util.promisify(setTimeout);\n\
+        (async (): Promise<void> => { console.log('start'); await sleep(20000); console.log('done'); })();";
+    times_out(Language::Typescript, typed, 1_000);
+    let timers = "import { setTimeout as delay } from 'node:timers/promises';\n\
+        console.log('start');\n\
+        await delay(20000);\n\
+        console.log('done');";
+    times_out(Language::Javascript, timers, 1_000);
+}
+
+/// SandboxFusion's runner cases for `nodejs` and `typescript`: a program that awaits a
+/// promisified `setTimeout` longer than its run timeout comes back as a timeout, not an error.
+#[test]
+fn sandboxfusion_style_nodejs_and_typescript_timeouts() {
+    let nodejs = "const util = require('util');\n\
+        const sleep = util.promisify(setTimeout);\n\
+        async function main() {\n\
+          console.log('start');\n\
+          await sleep(2000);\n\
+          console.log('done');\n\
+        }\n\
+        main();";
+    times_out(Language::Javascript, nodejs, 500);
+    let typescript = "import { promisify } from 'util';\n\
+        const sleep = promisify(setTimeout);\n\
+        async function main(): Promise<void> {\n\
+          console.log('start');\n\
+          await sleep(2000);\n\
+          console.log('done');\n\
+        }\n\
+        main();";
+    times_out(Language::Typescript, typescript, 500);
+    // The same programs with a sleep inside the limit finish normally.
+    for (language, program) in [
+        (Language::Javascript, nodejs),
+        (Language::Typescript, typescript),
+    ] {
+        let quick_sleep = program.replace("2000", "50");
+        let request = RunRequest::new(language, &quick_sleep).with_limits(quick());
+        let output = rt().block_on(sandbox().run_program(&request)).unwrap();
+        let run = output.run.expect("no compile step");
+        assert_eq!(run.status, RunStatus::Ok, "{language:?}: {run:?}");
+        assert_eq!(run.stdout, "start\ndone\n", "{run:?}");
+    }
+}
+
+#[test]
 fn assert_and_missing_modules() {
     let run = js(
         "const assert = require('assert'); assert.deepStrictEqual([1, [2]], [1, [2]]); assert.strictEqual(1, 2)",
