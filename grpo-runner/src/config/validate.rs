@@ -1,5 +1,7 @@
 //! Every setting checked once, before any work starts; the first problem names its field.
 
+use grpo_tasks::{Language, Task};
+
 use super::TrainConfig;
 use crate::error::{Error, Result};
 
@@ -145,5 +147,59 @@ impl TrainConfig {
             return Err(bad("warmup.worked_fraction", "must be in [0, 1]"));
         }
         Ok(())
+    }
+    /// Checks the settings against the run's tasks: the interpreter tool's call fence
+    /// (```` ```python ````) must not also be a task's program fence. A Python code task's
+    /// program is the completion's last ```` ```python ```` block, so with the tool on every
+    /// call would be read as the program and every program run as a call.
+    pub fn validate_for_tasks<'a>(&self, tasks: impl IntoIterator<Item = &'a Task>) -> Result<()> {
+        if !self.tools.enabled {
+            return Ok(());
+        }
+        if let Some(task) = tasks.into_iter().find_map(|t| match t {
+            Task::Code(code) if code.language == Language::Python => Some(code),
+            _ => None,
+        }) {
+            return Err(Error::Settings {
+                field: "tools.enabled".into(),
+                message: format!(
+                    "the pack has Python code tasks (first: {:?}), whose program is the \
+                     completion's ```python block, which the interpreter tool reads as a call; \
+                     turn the tool off for code packs",
+                    task.id
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod task_tests {
+    use super::*;
+
+    fn task(line: &str) -> Task {
+        serde_json::from_str(line).expect("a task")
+    }
+
+    #[test]
+    fn the_tool_is_refused_with_python_code_tasks_only() {
+        let python = task(
+            r#"{"kind":"code","id":"p","prompt":"","language":"python","mode":"full","tests":{"type":"stdio","cases":[]}}"#,
+        );
+        let cpp = task(
+            r#"{"kind":"code","id":"c","prompt":"","language":"cpp","mode":"full","tests":{"type":"stdio","cases":[]}}"#,
+        );
+        let math = task(r#"{"kind":"math","id":"m","prompt":"1+1","answer":"2"}"#);
+        let mut config = TrainConfig::preset(crate::config::Preset::Tools);
+        assert!(config.tools.enabled);
+        let err = config
+            .validate_for_tasks([&math, &cpp, &python])
+            .expect_err("a Python code task with the tool on");
+        assert!(err.to_string().contains("tools.enabled"), "{err}");
+        assert!(err.to_string().contains("\"p\""), "{err}");
+        assert!(config.validate_for_tasks([&math, &cpp]).is_ok());
+        config.tools.enabled = false;
+        assert!(config.validate_for_tasks([&math, &cpp, &python]).is_ok());
     }
 }

@@ -231,6 +231,7 @@ impl Trainer {
             .transpose()?;
         let template = config.template(manifest);
         let optimizer = AdamW::new(policy.named_vars(), config.optimizer.adamw())?;
+        config.validate_for_tasks(train_tasks.iter().chain(&eval_tasks))?;
         let sandbox = sandbox_for(&config, &[&train_tasks, &eval_tasks])?;
         let tools = setup::tools_sandbox(&config)?;
         let rewards = Arc::new(grpo_sandbox::scorer(
