@@ -163,9 +163,27 @@ impl Drop for Live {
 /// The harness's end-of-call report.
 #[derive(Deserialize)]
 struct Done {
-    status: String,
+    status: CallStatus,
     #[serde(default)]
     exit_code: Option<i32>,
+}
+
+/// How the harness says a call (or the interpreter's start) ended: `harness.py` writes these
+/// names after [`CALL_DONE_TAG`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum CallStatus {
+    /// The interpreter has started and waits for its first call.
+    Ready,
+    /// The call ran to its end.
+    Ok,
+    /// The call ended in a `MemoryError`.
+    Memory,
+    /// The call raised, or exited with a non-zero code.
+    Error,
+    /// A name this host does not know (a harness newer than the host): read as an error.
+    #[serde(other)]
+    Unknown,
 }
 
 /// How waiting for a call ended.
@@ -289,10 +307,10 @@ impl Session {
         let lost = match waited {
             Ok(Waited::Done(done)) => {
                 result.exit_code = done.exit_code;
-                result.status = match done.status.as_str() {
-                    "ok" => RunStatus::Ok,
-                    "memory" => RunStatus::MemoryLimit,
-                    _ => RunStatus::Error,
+                result.status = match done.status {
+                    CallStatus::Ok => RunStatus::Ok,
+                    CallStatus::Memory => RunStatus::MemoryLimit,
+                    CallStatus::Ready | CallStatus::Error | CallStatus::Unknown => RunStatus::Error,
                 };
                 None
             }
@@ -396,8 +414,13 @@ impl Session {
             reason: format!("the session's interpreter did not start: {detail}"),
         };
         match tokio::time::timeout(START_LIMIT, wait(&mut live, &ready)).await {
-            Ok(Waited::Done(done)) if done.status == "ready" => {}
-            Ok(Waited::Done(done)) => return Err(not_started(done.status)),
+            Ok(Waited::Done(done)) if done.status == CallStatus::Ready => {}
+            Ok(Waited::Done(done)) => {
+                return Err(not_started(format!(
+                    "the harness answered {:?} before it was ready",
+                    done.status
+                )));
+            }
             Ok(Waited::Exited(ended)) => {
                 let (stderr, _) = live.stderr.take();
                 return Err(not_started(format!(
@@ -606,10 +629,35 @@ mod tests {
     #[test]
     fn reports_need_the_calls_nonce() {
         let line = b"\x1egrpo-done abc {\"status\":\"ok\",\"exit_code\":0}\n";
-        assert_eq!(report(line, "abc").map(|d| d.status), Some("ok".into()));
+        assert_eq!(report(line, "abc").map(|d| d.status), Some(CallStatus::Ok));
         assert!(report(line, "abd").is_none());
         assert!(report(line, "ab").is_none());
         assert!(report(b"grpo-done abc {}", "abc").is_none());
+    }
+
+    #[test]
+    fn every_status_the_harness_writes_has_its_name() {
+        for (name, status) in [
+            ("ready", CallStatus::Ready),
+            ("ok", CallStatus::Ok),
+            ("memory", CallStatus::Memory),
+            ("error", CallStatus::Error),
+            ("something newer", CallStatus::Unknown),
+        ] {
+            let line = format!("\x1egrpo-done n {{\"status\":\"{name}\"}}\n");
+            assert_eq!(
+                report(line.as_bytes(), "n").map(|d| d.status),
+                Some(status),
+                "{name}"
+            );
+            // The harness writes each of the known names.
+            if status != CallStatus::Unknown {
+                assert!(
+                    include_str!("harness.py").contains(&format!("\"{name}\"")),
+                    "harness.py does not write {name:?}"
+                );
+            }
+        }
     }
 
     #[test]
