@@ -15,6 +15,7 @@
 //! | `GET /readyz` | 200 when ready for work, 503 once shutdown began |
 //! | `GET /metrics` | Prometheus text ([`metrics`]) |
 //! | `/openenv/python/…`, `/openenv/tasks/…` | OpenEnv environments: interpreter sessions, and the tasks of `grpo serve --pack` (`openenv`) |
+//! | `POST /verify`, `/seed_session`, `/close_session`, `/aggregate_metrics` | NeMo Gym's resource-server routes, also under `/ng-rollout/{rollout_id}` (`nemo_gym`) |
 //! | other SandboxFusion routes | 501 with a message |
 //!
 //! Apart from interpreter sessions the server is stateless: one shared [`Sandbox`] (one
@@ -60,6 +61,7 @@ pub mod admission;
 pub mod auth;
 pub mod error;
 pub mod metrics;
+mod nemo_gym;
 mod openenv;
 pub mod remote;
 pub mod run_code;
@@ -291,7 +293,9 @@ impl Service {
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(readyz))
             .route("/metrics", get(metrics_handler))
-            .nest("/openenv", openenv::router(self.state.tasks.is_some()));
+            .nest("/openenv", openenv::router(self.state.tasks.is_some()))
+            .merge(nemo_gym::router())
+            .nest("/ng-rollout/{rollout_id}", nemo_gym::router());
         for route in UNSUPPORTED_ROUTES {
             router = router.route(
                 route,
