@@ -145,6 +145,15 @@ impl Language {
         }
     }
 
+    /// The name SandboxFusion's `/run_code` uses (`nodejs` for JavaScript; `c` is ours, which
+    /// SandboxFusion does not have). The one table of those names.
+    pub fn sandbox_fusion_name(self) -> &'static str {
+        match self {
+            Language::Javascript => "nodejs",
+            other => other.as_str(),
+        }
+    }
+
     /// Parses a canonical name or an alias (`nodejs`, `js`, `ts`, `c++`), case-insensitively.
     pub fn parse(name: &str) -> Option<Language> {
         match name.trim().to_ascii_lowercase().as_str() {
@@ -343,6 +352,15 @@ impl Task {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sandbox_fusion_names_parse_back_to_their_language() {
+        for language in Language::ALL {
+            let name = language.sandbox_fusion_name();
+            assert_eq!(Language::parse(name), Some(language), "{name}");
+        }
+        assert_eq!(Language::Javascript.sandbox_fusion_name(), "nodejs");
+    }
 
     #[test]
     fn unknown_field_is_rejected_in_every_kind() {

@@ -255,17 +255,6 @@ fn parse_mix(text: &str) -> anyhow::Result<(usize, usize, usize)> {
     Ok((r, w, h))
 }
 
-/// The SandboxFusion name of a language.
-fn sandbox_fusion_language(language: Language) -> &'static str {
-    match language {
-        Language::Python => "python",
-        Language::Javascript => "nodejs",
-        Language::Typescript => "typescript",
-        Language::C => "c",
-        Language::Cpp => "cpp",
-    }
-}
-
 /// A `/run_code` program for `source` against `task`'s tests: the source followed by the
 /// assert tests, or the source with the first stdio case's input.
 fn run_code_body(task: &Task, source: &str, language: Language, timeout_s: f64) -> Option<Value> {
@@ -283,7 +272,7 @@ fn run_code_body(task: &Task, source: &str, language: Language, timeout_s: f64) 
         _ => return None,
     };
     Some(json!({
-        "code": program, "stdin": stdin, "language": sandbox_fusion_language(language),
+        "code": program, "stdin": stdin, "language": Language::sandbox_fusion_name(language),
         "run_timeout": timeout_s, "compile_timeout": timeout_s.max(10.0), "memory_limit_MB": 256,
         "files": {}, "fetch_files": [],
     }))
