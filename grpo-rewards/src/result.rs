@@ -26,6 +26,16 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// The status of a run whose stdout or stderr was cut at its cap: a cut stream is never
+    /// `ok`, and the cap is the cause unless time or memory stopped the run first. The one
+    /// rule for runs and interpreter calls.
+    pub fn with_output_cut(self) -> RunStatus {
+        match self {
+            RunStatus::Timeout | RunStatus::MemoryLimit => self,
+            _ => RunStatus::OutputLimit,
+        }
+    }
+
     /// The status's name as results write it (`memory_limit`), the same as its JSON.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -209,6 +219,21 @@ pub fn clip(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_output_is_the_cause_unless_time_or_memory_came_first() {
+        use RunStatus::*;
+        for (before, after) in [
+            (Ok, OutputLimit),
+            (Error, OutputLimit),
+            (Crash, OutputLimit),
+            (OutputLimit, OutputLimit),
+            (Timeout, Timeout),
+            (MemoryLimit, MemoryLimit),
+        ] {
+            assert_eq!(before.with_output_cut(), after, "{before:?}");
+        }
+    }
 
     #[test]
     fn status_names_are_their_json() {

@@ -224,9 +224,8 @@ fn conclude(
     limits: &Limits,
 ) -> (RawRun, BTreeMap<String, Vec<u8>>) {
     let truncated = stdout.truncated() || stderr.truncated();
-    // A cut stream is never `ok`; the cap is the cause when the guest stopped on its write.
-    let status = if truncated && !matches!(status, RunStatus::Timeout | RunStatus::MemoryLimit) {
-        RunStatus::OutputLimit
+    let status = if truncated {
+        status.with_output_cut()
     } else {
         status
     };

@@ -331,8 +331,8 @@ impl Session {
                 ))
             }
         };
-        if result.truncated && matches!(result.status, RunStatus::Ok | RunStatus::Error) {
-            result.status = RunStatus::OutputLimit;
+        if result.truncated && result.status.with_output_cut() != result.status {
+            result.status = result.status.with_output_cut();
             result.stderr.push_str(&format!(
                 "\n[sandbox] output cut at {} bytes\n",
                 self.limits.call.output_bytes
