@@ -567,19 +567,17 @@ async fn languages_handler(
         .into_iter()
         .filter_map(|(language, version)| {
             let version = version?;
-            let (name, runtime) = match language {
-                grpo_tasks::Language::Python => ("python", "CPython for WASI in wasmtime"),
+            let runtime = match language {
+                grpo_tasks::Language::Python => "CPython for WASI in wasmtime",
                 grpo_tasks::Language::Javascript => {
-                    ("nodejs", "QuickJS-NG for WASI in wasmtime, Node.js prelude")
+                    "QuickJS-NG for WASI in wasmtime, Node.js prelude"
                 }
-                grpo_tasks::Language::Typescript => {
-                    ("typescript", "types stripped, then as nodejs")
-                }
-                grpo_tasks::Language::C => ("c", "zig cc to wasm32-wasi, run in wasmtime"),
-                grpo_tasks::Language::Cpp => ("cpp", "zig c++ to wasm32-wasi, run in wasmtime"),
+                grpo_tasks::Language::Typescript => "types stripped, then as nodejs",
+                grpo_tasks::Language::C => "zig cc to wasm32-wasi, run in wasmtime",
+                grpo_tasks::Language::Cpp => "zig c++ to wasm32-wasi, run in wasmtime",
             };
             Some(serde_json::json!({
-                "language": name,
+                "language": language.sandbox_fusion_name(),
                 "version": version,
                 "compiled": language.is_compiled(),
                 "runtime": runtime,
