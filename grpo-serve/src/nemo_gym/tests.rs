@@ -105,6 +105,8 @@ async fn verify_scores_math_and_code_rows_and_echoes_the_request() {
     let (status, answer) = post(addr, "/verify", &right, None).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["reward"], 1.0, "{answer}");
+    assert_eq!(answer["library_reward"], 1.0, "{answer}");
+    assert_eq!(answer["judge_evaluations"], Value::Null, "{answer}");
     for field in [
         "responses_create_params",
         "response",

@@ -1,6 +1,9 @@
 //! `POST /verify`: NeMo Gym's verify request (`responses_create_params`, the OpenAI
 //! Responses `response`, the row's fields) answered with the same body and `reward` added,
-//! the response's `output_text` scored against the row by the service's scorer.
+//! the response's `output_text` scored against the row by the service's scorer. A math row's
+//! answer also carries what `math_with_judge`'s response model requires: `library_reward`
+//! (the symbolic checker's accuracy), `extracted_answer` and `judge_evaluations` (null: no
+//! judge is asked).
 
 use axum::Json;
 use axum::extract::State;
@@ -65,5 +68,13 @@ pub(crate) async fn verify(
     state.metrics.add_sandbox_runs(runs);
     state.metrics.record_verdict(result.verdict.kind);
     body.insert("reward".to_owned(), Value::from(result.reward));
+    if body.contains_key("expected_answer") && !body.contains_key("task") {
+        // The fields `math_with_judge`'s response model requires: the symbolic checker's
+        // reward, no judge (and no extracted answer to report).
+        let accuracy = result.components.accuracy.unwrap_or(0.0);
+        body.insert("library_reward".to_owned(), Value::from(accuracy));
+        body.entry("extracted_answer").or_insert(Value::Null);
+        body.entry("judge_evaluations").or_insert(Value::Null);
+    }
     Ok(Json(Value::Object(body)))
 }
