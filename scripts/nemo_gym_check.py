@@ -132,6 +132,10 @@ SUM = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 PRODUCT = "```python\na, b = map(int, input().split())\nprint(a * b)\n```"
 TESTS = {"inputs": ["1 2\n", "2 2\n", "10 -3\n"], "outputs": ["3\n", "4\n", "7\n"]}
 PACKED = {"packed": base64.b64encode(zlib.compress(json.dumps(TESTS).encode())).decode()}
+# LeetCode's form (LiveCodeBench's call tests): `Solution().add(*args)` on each input's JSON lines.
+CALLS = {"inputs": ["1\n2", "5\n5"], "outputs": ["3", "10"], "fn_name": "add"}
+ADD = "```python\nclass Solution:\n    def add(self, a, b):\n        return a + b\n```"
+SUBTRACT = ADD.replace("a + b", "a - b")
 
 
 def verify(url: str, request, response_model, expected: float, what: str) -> None:
@@ -168,14 +172,18 @@ def main() -> int:
                     expected_answer="42",
                 )
                 verify(url, request, LibraryJudgeMathVerifyResponse, expected, f"{where} math {text!r}")
-            for tests, shape in ((TESTS, "plain"), (PACKED, "packed")):
-                for code, expected in ((SUM, 1.0), (PRODUCT, 0.0)):
+            for tests, shape, right, wrong in (
+                (TESTS, "plain", SUM, PRODUCT),
+                (PACKED, "packed", SUM, PRODUCT),
+                (CALLS, "call", ADD, SUBTRACT),
+            ):
+                for code, expected in ((right, 1.0), (wrong, 0.0)):
                     request = CompCodingVerifyRequest(
                         responses_create_params=params("Print the sum of two integers."),
                         response=response(code, "think"),
                         verifier_metadata={"unit_tests": tests},
                     )
-                    name = "sum" if expected else "product"
+                    name = "right" if expected else "wrong"
                     verify(url, request, CompCodingVerifyResponse, expected, f"{where} code ({shape}) {name}")
 
         episode = EpisodeId(rollout_id="rollout-7")

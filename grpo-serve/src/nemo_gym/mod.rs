@@ -16,6 +16,7 @@
 //! metrics of `/v1/score`; the server keeps no state per session.
 
 mod aggregate;
+mod call_tests;
 mod output_text;
 mod row;
 mod session;

@@ -3,7 +3,8 @@
 //! - math (`math_with_judge`'s rows): `expected_answer` (a string or a number) is the
 //!   reference answer; the `question` is not scored;
 //! - code (`code_gen`'s rows, LiveCodeBench's format): `verifier_metadata.unit_tests`
-//!   `{inputs, outputs, fn_name?}`, stdin/stdout cases or, with `fn_name`, call cases, judged
+//!   `{inputs, outputs, fn_name?}`, stdin/stdout cases or, with `fn_name`, calls of
+//!   `Solution().fn_name` or the function `fn_name` ([`call_tests`](super::call_tests)), judged
 //!   by the sandbox with binary credit (every test passes); also the packed form
 //!   `{packed, fn_name?}`, where `packed` is base64 of zlib of the JSON `{inputs, outputs}`;
 //! - our own task shape: `task`, a task of the pack schema.
@@ -66,7 +67,7 @@ pub(crate) fn prepare(body: &Map<String, Value>) -> Result<PreparedScore, ApiErr
             "outputs": tests.outputs,
             "fn_name": tests.fn_name,
         });
-        return TaskShape {
+        let mut prepared = TaskShape {
             ground_truth: Some(&ground_truth),
             ..TaskShape::default()
         }
@@ -76,7 +77,9 @@ pub(crate) fn prepare(body: &Map<String, Value>) -> Result<PreparedScore, ApiErr
                 ApiError::invalid(format!("`verifier_metadata.unit_tests`: {reason}"))
             }
             other => other,
-        });
+        })?;
+        super::call_tests::as_live_code_bench(&mut prepared.task);
+        return Ok(prepared);
     }
     Err(ApiError::invalid(
         "no row to verify against: give `expected_answer` (math), `verifier_metadata.unit_tests` (code) or `task` (a task of the pack schema)",

@@ -139,7 +139,21 @@ async fn verify_scores_math_and_code_rows_and_echoes_the_request() {
     let (status, right) = post(addr, "/verify", &code_row(solution, calls.clone()), None).await;
     assert_eq!((status, &right["reward"]), (200, &json!(1.0)), "{right}");
     let wrong_solution = solution.replace("a + b", "a * b");
-    let (_, wrong) = post(addr, "/verify", &code_row(&wrong_solution, calls), None).await;
+    let (_, wrong) = post(
+        addr,
+        "/verify",
+        &code_row(&wrong_solution, calls.clone()),
+        None,
+    )
+    .await;
+    assert_eq!(wrong["reward"], 0.0, "{wrong}");
+    // LeetCode's form: the method of a fresh `Solution()`.
+    let leetcode =
+        "```python\nclass Solution:\n    def add(self, a, b):\n        return a + b\n```";
+    let (status, right) = post(addr, "/verify", &code_row(leetcode, calls.clone()), None).await;
+    assert_eq!((status, &right["reward"]), (200, &json!(1.0)), "{right}");
+    let wrong_leetcode = leetcode.replace("a + b", "a - b");
+    let (_, wrong) = post(addr, "/verify", &code_row(&wrong_leetcode, calls), None).await;
     assert_eq!(wrong["reward"], 0.0, "{wrong}");
 
     // Our own task shape.
