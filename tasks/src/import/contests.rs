@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::foreign::{self, text_of, unwrap_apps_output};
-use super::livecodebench::solution_method_asserts;
+use super::livecodebench::live_code_bench_asserts;
 use super::{Converted, Record, short};
 use crate::error::ImportError;
 use crate::judging::{Checker, CheckerProtocol, Compare, PublicTests, TestPlan};
@@ -84,7 +84,7 @@ pub(super) fn apps(r: &Record<'_>, flavour: AppsFlavour) -> Result<Converted, Im
                 .is_some_and(|s| s.contains("class Solution"))
             {
                 CodeTests::Assert(AssertTests {
-                    code: solution_method_asserts(name, &cases),
+                    code: live_code_bench_asserts(name, &cases),
                     entry_point: None,
                 })
             } else {

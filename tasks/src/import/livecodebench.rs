@@ -92,7 +92,7 @@ pub(super) fn livecodebench(r: &Record<'_>) -> Result<Task, ImportError> {
             calls.push((args, expected));
         }
         CodeTests::Assert(AssertTests {
-            code: solution_method_asserts(&func_name, &calls),
+            code: live_code_bench_asserts(&func_name, &calls),
             entry_point: None,
         })
     } else {
@@ -215,9 +215,12 @@ fn decompress(text: &str) -> Result<Value, String> {
     }
 }
 
-/// Test code calling `Solution().<name>(*args)` for each case and comparing with `expected`
-/// after turning tuples into lists; a result that is not plain data fails the test.
-pub(super) fn solution_method_asserts(name: &str, cases: &[(Vec<Value>, Value)]) -> String {
+/// Test code calling, as LiveCodeBench's grader does, `Solution().<name>(*args)` for each
+/// case when the program defines a `Solution` class (LeetCode's form), else its module-level
+/// function `<name>`, and comparing with `expected` after turning tuples into lists; a result
+/// that is not plain data fails the test. Shared by the importers and the service's NeMo Gym
+/// code rows.
+pub fn live_code_bench_asserts(name: &str, cases: &[(Vec<Value>, Value)]) -> String {
     let literal = |v: &Value| {
         let text = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
         format!(
@@ -225,7 +228,8 @@ pub(super) fn solution_method_asserts(name: &str, cases: &[(Vec<Value>, Value)])
             serde_json::to_string(&text).unwrap_or_else(|_| "\"null\"".into())
         )
     };
-    let mut code = String::from(
+    let name = serde_json::to_string(name).unwrap_or_default();
+    let mut code = format!(
         r#"import json as _json
 
 
@@ -234,21 +238,21 @@ def _plain(value):
     if kind is list or kind is tuple:
         return [_plain(v) for v in value]
     if kind is dict:
-        return {k: _plain(v) for k, v in value.items()}
+        return {{k: _plain(v) for k, v in value.items()}}
     if value is None or kind in (bool, int, float, str):
         return value
-    raise AssertionError("the method returned a " + kind.__name__ + ", not plain data")
+    raise AssertionError("the call returned a " + kind.__name__ + ", not plain data")
+
+
+_callee = getattr(Solution(), {name}) if "Solution" in globals() else globals()[{name}]
 
 
 def _case(args, expected):
-"#,
-    );
-    code.push_str(&format!(
-        "    got = _plain(getattr(Solution(), {})(*args))\n",
-        serde_json::to_string(name).unwrap_or_default()
-    ));
-    code.push_str(
-        "    assert got == expected, \"expected \" + repr(expected)[:120] + \", got \" + repr(got)[:120]\n\n\n",
+    got = _plain(_callee(*args))
+    assert got == expected, "expected " + repr(expected)[:120] + ", got " + repr(got)[:120]
+
+
+"#
     );
     for (args, expected) in cases {
         code.push_str(&format!(

@@ -48,6 +48,7 @@ use crate::task::{Metadata, Task};
 pub use benchmarks::boxed_answer;
 pub use evalplus::PendingOutputs;
 pub use generic::FieldMap;
+pub use livecodebench::live_code_bench_asserts;
 
 /// An input format.
 #[derive(Debug, Clone, PartialEq)]
