@@ -168,6 +168,22 @@ impl ApiError {
             reason: reason.into(),
         }
     }
+
+    /// A scoring error of `task` on `route`: a fault is ours, not the completions' (answering
+    /// 0 for it would corrupt the group's advantages), so it is a 503 clients retry, logged;
+    /// anything else is internal. The one rule every scoring route follows.
+    pub fn from_scoring(error: grpo_rewards::error::RewardError, task: &str, route: &str) -> Self {
+        if error.is_fault() {
+            tracing::error!(task, route, error = %error, "scoring fault");
+            ApiError::SandboxFault {
+                reason: error.to_string(),
+            }
+        } else {
+            ApiError::Internal {
+                reason: error.to_string(),
+            }
+        }
+    }
 }
 
 impl IntoResponse for ApiError {

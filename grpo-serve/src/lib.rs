@@ -648,26 +648,12 @@ async fn score_handler(
     }
     let _admitted = admit(&state, state.config.queue_wait).await?;
     let options = state.score_options(&prepared);
-    let results = match state
+    // A fault fails the whole request with a status clients retry.
+    let results = state
         .scorer
         .score_group(&prepared.task, &request.completions, &options)
         .await
-    {
-        Ok(results) => results,
-        // A fault is ours, not the completions': answering 0 for it would corrupt the group's
-        // advantages, so the whole request fails with a status clients retry.
-        Err(e) if e.is_fault() => {
-            tracing::error!(task = %prepared.task.id(), error = %e, "scoring fault on /v1/score");
-            return Err(ApiError::SandboxFault {
-                reason: e.to_string(),
-            });
-        }
-        Err(e) => {
-            return Err(ApiError::Internal {
-                reason: e.to_string(),
-            });
-        }
-    };
+        .map_err(|e| ApiError::from_scoring(e, prepared.task.id(), "/v1/score"))?;
     state.metrics.add_sandbox_runs(runs);
     for result in &results {
         state.metrics.record_verdict(result.verdict.kind);

@@ -166,18 +166,7 @@ impl ServiceState {
                 self.scorer
                     .score_group(&p.task, &completions, &options)
                     .await
-                    .map_err(|e| {
-                        if e.is_fault() {
-                            tracing::error!(task = %p.task.id(), error = %e, "scoring fault");
-                            ApiError::SandboxFault {
-                                reason: e.to_string(),
-                            }
-                        } else {
-                            ApiError::Internal {
-                                reason: e.to_string(),
-                            }
-                        }
-                    })
+                    .map_err(|e| ApiError::from_scoring(e, p.task.id(), "remote reward"))
             }
         }))
         .await?;

@@ -47,18 +47,7 @@ pub(crate) async fn verify(
         .scorer
         .score_group(&prepared.task, std::slice::from_ref(&completion), &options)
         .await
-        .map_err(|e| {
-            if e.is_fault() {
-                tracing::error!(task = %prepared.task.id(), error = %e, "scoring fault on /verify");
-                ApiError::SandboxFault {
-                    reason: e.to_string(),
-                }
-            } else {
-                ApiError::Internal {
-                    reason: e.to_string(),
-                }
-            }
-        })?;
+        .map_err(|e| ApiError::from_scoring(e, prepared.task.id(), "/verify"))?;
     let result = results
         .into_iter()
         .next()

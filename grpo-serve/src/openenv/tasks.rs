@@ -271,18 +271,7 @@ impl TasksEnv {
         let scored = scorer
             .score_group(task, std::slice::from_ref(&completion), scorer.options())
             .await
-            .map_err(|e| {
-                if e.is_fault() {
-                    tracing::error!(task = %task.id(), error = %e, "scoring fault on /openenv/tasks");
-                    ApiError::SandboxFault {
-                        reason: e.to_string(),
-                    }
-                } else {
-                    ApiError::Internal {
-                        reason: e.to_string(),
-                    }
-                }
-            })?;
+            .map_err(|e| ApiError::from_scoring(e, task.id(), "/openenv/tasks"))?;
         let Some(result) = scored.into_iter().next() else {
             return Err(EnvError::Api(ApiError::Internal {
                 reason: "the scorer gave no result".into(),
