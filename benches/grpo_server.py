@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -21,6 +23,22 @@ def binary(arg: str | None = None) -> str:
         if candidate.exists():
             return str(candidate)
     sys.exit("build grpo first (cargo build --release -p grpo-cli) or pass --grpo")
+
+
+def serve(binary: str, *args: str, token: str | None = None) -> tuple[subprocess.Popen, str]:
+    """`grpo serve` with `args` on a free loopback port, requiring `token` when given (none
+    otherwise, whatever the environment says); returns the process and its base URL."""
+    env = dict(os.environ)
+    env.pop("GRPO_AUTH_TOKEN", None)
+    if token:
+        env["GRPO_AUTH_TOKEN"] = token
+    process = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0", *args], stdout=subprocess.PIPE,
+                               text=True, env=env)
+    line = process.stdout.readline() if process.stdout else ""
+    if not line:
+        process.kill()
+        raise SystemExit("grpo serve exited before listening")
+    return process, "http://" + json.loads(line)["listening"]
 
 
 def children(pid: int) -> int:

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -65,26 +63,8 @@ from resources_servers.math_with_judge.app import (  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def find_binary() -> str:
-    if os.environ.get("GRPO_BIN"):
-        return os.environ["GRPO_BIN"]
-    for profile in ("release", "debug"):
-        candidate = ROOT / "target" / profile / "grpo"
-        if candidate.exists():
-            return str(candidate)
-    subprocess.run(["cargo", "build", "--bin", "grpo"], cwd=ROOT, check=True)
-    return str(ROOT / "target" / "debug" / "grpo")
-
-
-def start_server(binary: str) -> tuple[subprocess.Popen, str]:
-    env = dict(os.environ)
-    env.pop("GRPO_AUTH_TOKEN", None)
-    process = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True, env=env)
-    line = process.stdout.readline() if process.stdout else ""
-    if not line:
-        process.kill()
-        raise SystemExit("grpo serve exited before listening")
-    return process, "http://" + json.loads(line)["listening"]
+sys.path.insert(0, str(ROOT / "benches"))
+import grpo_server  # noqa: E402  (finding the binary, starting a server)
 
 
 FAILURES: list[str] = []
@@ -157,7 +137,7 @@ def verify(url: str, request, response_model, expected: float, what: str) -> Non
 
 
 def main() -> int:
-    process, base = start_server(find_binary())
+    process, base = grpo_server.serve(grpo_server.binary())
     try:
         question = "What is 6 * 7?"
         for prefix in ("", "/ng-rollout/rollout-7"):

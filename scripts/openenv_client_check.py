@@ -62,27 +62,12 @@ class CodeObservation(Observation):
     exit_code: int = 0
 
 
-def find_binary() -> str:
-    if os.environ.get("GRPO_BIN"):
-        return os.environ["GRPO_BIN"]
-    for profile in ("release", "debug"):
-        candidate = ROOT / "target" / profile / "grpo"
-        if candidate.exists():
-            return str(candidate)
-    subprocess.run(["cargo", "build", "--bin", "grpo"], cwd=ROOT, check=True)
-    return str(ROOT / "target" / "debug" / "grpo")
+sys.path.insert(0, str(ROOT / "benches"))
+import grpo_server  # noqa: E402  (finding the binary, starting a server)
 
 
 def start_server(binary: str, *extra: str) -> tuple[subprocess.Popen, str]:
-    env = dict(os.environ)
-    env.pop("GRPO_AUTH_TOKEN", None)
-    command = [binary, "serve", "--addr", "127.0.0.1:0", "--max-sessions", str(MAX_SESSIONS), *extra]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
-    line = process.stdout.readline() if process.stdout else ""
-    if not line:
-        process.kill()
-        raise SystemExit("grpo serve exited before listening")
-    return process, "http://" + json.loads(line)["listening"]
+    return grpo_server.serve(binary, "--max-sessions", str(MAX_SESSIONS), *extra)
 
 
 FAILURES: list[str] = []
@@ -302,7 +287,7 @@ def check_tasks(binary: str, base: str, pack: str) -> None:
 
 
 def main() -> int:
-    binary = find_binary()
+    binary = grpo_server.binary()
     process, base = start_server(binary)
     try:
         check_python(base)

@@ -45,31 +45,18 @@ sys.path.insert(0, str(ROOT / "clients" / "python"))
 import grpo_client  # noqa: E402
 
 
+sys.path.insert(0, str(ROOT / "benches"))
+import grpo_server  # noqa: E402  (finding the binary, starting a server)
+
+
 def find_binary() -> str:
-    if os.environ.get("GRPO_BIN"):
-        return os.environ["GRPO_BIN"]
-    for profile in ("release", "debug"):
-        candidate = ROOT / "target" / profile / "grpo"
-        if candidate.exists():
-            return str(candidate)
-    subprocess.run(["cargo", "build", "--bin", "grpo"], cwd=ROOT, check=True)
-    return str(ROOT / "target" / "debug" / "grpo")
+    return grpo_server.binary()
 
 
 def start_server(binary: str, token: str | None = None) -> tuple[subprocess.Popen, str]:
     """`grpo serve` on a free loopback port, requiring `token` when given (verl's client
     sends no header, so its server has none)."""
-    env = dict(os.environ)
-    env.pop("GRPO_AUTH_TOKEN", None)
-    if token:
-        env["GRPO_AUTH_TOKEN"] = token
-    process = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True,
-                               env=env)
-    line = process.stdout.readline() if process.stdout else ""
-    if not line:
-        process.kill()
-        raise SystemExit("grpo serve exited before listening")
-    return process, "http://" + json.loads(line)["listening"]
+    return grpo_server.serve(binary, token=token)
 
 
 def load_verl_sandbox_fusion(workdir: str):
