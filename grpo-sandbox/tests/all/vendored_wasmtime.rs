@@ -122,17 +122,28 @@ fn dirty_then_check(regions: usize) {
         differences(store, memory).1
     });
     assert!(written >= regions, "run one changed {written} bytes");
-    let (second_address, (first, count)) = run(&engine, &module, |store, _, memory| {
+    let (count, first) = next_run_differences(&engine, &module, first_address);
+    assert_eq!(
+        count, 0,
+        "{regions} dirty regions: the second run saw {count} bytes of the first (first at {first:?})"
+    );
+}
+
+/// Runs the module again, checks it got the slot at `first_address` (else the test proves
+/// nothing), and returns how many bytes of its memory differ from the image, and the first.
+fn next_run_differences(
+    engine: &Engine,
+    module: &Module,
+    first_address: usize,
+) -> (usize, Option<usize>) {
+    let (second_address, (first, count)) = run(engine, module, |store, _, memory| {
         differences(store, memory)
     });
     assert_eq!(
         first_address, second_address,
         "both runs must use the same slot, or the test proves nothing"
     );
-    assert_eq!(
-        count, 0,
-        "{regions} dirty regions: the second run saw {count} bytes of the first (first at {first:?})"
-    );
+    (count, first)
 }
 
 #[test]
@@ -207,13 +218,7 @@ fn a_written_page_that_was_swapped_out_is_reset_before_the_next_run() {
         );
         return;
     }
-    let (second_address, (first, count)) = run(&engine, &module, |store, _, memory| {
-        differences(store, memory)
-    });
-    assert_eq!(
-        first_address, second_address,
-        "both runs must use the same slot, or the test proves nothing"
-    );
+    let (count, first) = next_run_differences(&engine, &module, first_address);
     assert_eq!(
         count, 0,
         "{swapped} of 64 written pages were in swap when the slot was reset; the next run read \
