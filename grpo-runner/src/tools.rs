@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::ToolsSection;
 use crate::error::{Error, Result};
-use crate::sampler::ToolDriver;
+use crate::sampler::{CompletionId, ToolDriver};
 use crate::tokenizer::Tokenizer;
 
 /// Opens a call: the policy writes it.
@@ -117,16 +117,16 @@ pub struct CodeTool<'a> {
     tokenizer: &'a Tokenizer,
     settings: ToolsSection,
     limits: SessionLimits,
-    rows: HashMap<usize, RowState>,
+    rows: HashMap<CompletionId, RowState>,
 }
 
 /// What the tool did for each completion, once the sampling call is over.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolLog {
-    /// Per completion index: its calls in order.
-    pub calls: HashMap<usize, Vec<ToolCall>>,
-    /// Per completion index: a fault on our side, when there was one.
-    pub faults: HashMap<usize, String>,
+    /// Per completion: its calls in order.
+    pub calls: HashMap<CompletionId, Vec<ToolCall>>,
+    /// Per completion: a fault on our side, when there was one.
+    pub faults: HashMap<CompletionId, String>,
 }
 
 /// The sandbox the tool runs in: `sessions` interpreter sessions at once, each of the
@@ -210,7 +210,7 @@ impl<'a> CodeTool<'a> {
 }
 
 impl ToolDriver for CodeTool<'_> {
-    fn is_call(&mut self, completion: usize, tokens: &[u32]) -> Result<bool> {
+    fn is_call(&mut self, completion: CompletionId, tokens: &[u32]) -> Result<bool> {
         let row = self.rows.entry(completion).or_default();
         if row.calls.len() >= self.settings.max_calls || row.fault.is_some() {
             return Ok(false);
@@ -228,7 +228,7 @@ impl ToolDriver for CodeTool<'_> {
         Ok(call_code(&text).is_some())
     }
 
-    fn start(&mut self, completion: usize, tokens: &[u32]) -> Result<()> {
+    fn start(&mut self, completion: CompletionId, tokens: &[u32]) -> Result<()> {
         let row = self.rows.entry(completion).or_default();
         let text = self
             .tokenizer
@@ -250,11 +250,11 @@ impl ToolDriver for CodeTool<'_> {
         Ok(())
     }
 
-    fn finish(&mut self, completion: usize, budget: usize) -> Result<Vec<u32>> {
+    fn finish(&mut self, completion: CompletionId, budget: usize) -> Result<Vec<u32>> {
         let row = self.rows.entry(completion).or_default();
         let Some((code, started, handle)) = row.pending.take() else {
             return Err(Error::invalid(format!(
-                "completion {completion} has no tool call waiting"
+                "completion {completion:?} has no tool call waiting"
             )));
         };
         let (output, status) = match self.runtime.block_on(handle) {
@@ -268,7 +268,7 @@ impl ToolDriver for CodeTool<'_> {
                 RunStatus::Error,
             ),
             Ok(Err(e)) => {
-                tracing::warn!(completion, error = %e, "tool fault");
+                tracing::warn!(?completion, error = %e, "tool fault");
                 row.fault = Some(e.to_string());
                 (String::new(), RunStatus::Crash)
             }

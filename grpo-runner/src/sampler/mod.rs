@@ -31,6 +31,30 @@ mod rounds;
 pub use rounds::ToolDriver;
 use rounds::{Round, reborrow};
 
+/// Which completion of a sampling call: its prompt's index in the whole prompt set (pieces
+/// sampled with `first_prompt` count from the set's start) and its sample's index in the
+/// prompt's group. The sampler, the tool and the rollout name a completion by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CompletionId {
+    /// The prompt's index in the whole set.
+    pub prompt: usize,
+    /// The sample's index in its group, `0..group_size`.
+    pub sample: usize,
+}
+
+impl CompletionId {
+    /// The completion's place in the set's prompt-by-prompt order (`prompt × group_size +
+    /// sample`): the number of its random stream, so the draws do not depend on batching.
+    ///
+    /// ```
+    /// use grpo_runner::sampler::CompletionId;
+    /// assert_eq!(CompletionId { prompt: 2, sample: 1 }.index(4), 9);
+    /// ```
+    pub fn index(self, group_size: usize) -> usize {
+        self.prompt * group_size + self.sample
+    }
+}
+
 /// How to draw tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -271,7 +295,7 @@ pub fn sample_with_tools(
 
 /// One decoding row: which completion it is and what it has produced.
 struct Row {
-    completion: usize,
+    completion: CompletionId,
     /// The chunk's prompt this row continues.
     prompt: usize,
     tokens: Vec<u32>,
@@ -282,11 +306,11 @@ struct Row {
 }
 
 impl Row {
-    fn finish(self, group_size: usize, finish_reason: FinishReason) -> (usize, Completion) {
+    fn finish(self, finish_reason: FinishReason) -> (CompletionId, Completion) {
         (
             self.completion,
             Completion {
-                prompt_index: self.completion / group_size,
+                prompt_index: self.completion.prompt,
                 tokens: self.tokens,
                 logprobs: self.logprobs,
                 finish_reason,
@@ -338,9 +362,12 @@ fn sample_chunk(
         .iter()
         .enumerate()
         .map(|(r, &p)| {
-            let completion = (first_prompt + p as usize) * group_size + r % group_size;
+            let completion = CompletionId {
+                prompt: first_prompt + p as usize,
+                sample: r % group_size,
+            };
             let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-            rng.set_stream(completion as u64);
+            rng.set_stream(completion.index(group_size) as u64);
             Row {
                 completion,
                 prompt: p as usize,
@@ -354,11 +381,10 @@ fn sample_chunk(
         .collect();
     stats.prefill_seconds += start.elapsed().as_secs_f64();
 
-    let mut done: Vec<(usize, Completion)> = Vec::with_capacity(rows.len());
+    let mut done: Vec<(CompletionId, Completion)> = Vec::with_capacity(rows.len());
     let round = Round {
         model,
         prompts,
-        group_size,
         config,
         context,
     };
@@ -383,7 +409,7 @@ fn sample_chunk(
             }
             let position = prompts[row.prompt].len() + row.tokens.len();
             if row.tokens.len() >= config.max_new_tokens || position >= context {
-                done.push(row.finish(group_size, FinishReason::Length));
+                done.push(row.finish(FinishReason::Length));
             } else {
                 resumed.push(row);
             }
@@ -394,13 +420,9 @@ fn sample_chunk(
         let (cache, logits, rows) = round.prefill(resumed, stats)?;
         paused = round.decode(cache, logits, rows, &mut tools, stats, &mut done)?;
     }
-    // Restore completion order: prompt by prompt, then by stream index.
-    let base = first_prompt * group_size;
-    let mut ordered: Vec<Option<Completion>> = vec![None; prompts.len() * group_size];
-    for (completion, c) in done {
-        ordered[completion - base] = Some(c);
-    }
-    Ok(ordered.into_iter().flatten().collect())
+    // Restore completion order: prompt by prompt, then by sample.
+    done.sort_unstable_by_key(|(id, _)| *id);
+    Ok(done.into_iter().map(|(_, c)| c).collect())
 }
 
 /// Copies `[rows, vocab]` logits (on any device) to host memory as f32 rows.

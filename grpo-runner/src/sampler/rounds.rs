@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use candle_core::Tensor;
 
-use super::{Completion, FinishReason, Row, SamplerStats, SamplingConfig, draw, host_rows};
+use super::{
+    Completion, CompletionId, FinishReason, Row, SamplerStats, SamplingConfig, draw, host_rows,
+};
 use crate::error::Result;
 use crate::model::{KvCache, Model};
 
@@ -14,7 +16,6 @@ use crate::model::{KvCache, Model};
 pub(super) struct Round<'a> {
     pub(super) model: &'a Model,
     pub(super) prompts: &'a [Vec<u32>],
-    pub(super) group_size: usize,
     pub(super) config: &'a SamplingConfig,
     pub(super) context: usize,
 }
@@ -70,7 +71,7 @@ impl Round<'_> {
         mut rows: Vec<Row>,
         tools: &mut Option<&mut dyn ToolDriver>,
         stats: &mut SamplerStats,
-        done: &mut Vec<(usize, Completion)>,
+        done: &mut Vec<(CompletionId, Completion)>,
     ) -> Result<Vec<Row>> {
         let device = self.model.device().clone();
         let config = self.config;
@@ -97,7 +98,7 @@ impl Round<'_> {
                     None
                 };
                 if let Some(finish_reason) = finish {
-                    done.push(row.finish(self.group_size, finish_reason));
+                    done.push(row.finish(finish_reason));
                     continue;
                 }
                 if let Some(driver) = tools.as_deref_mut()
@@ -144,15 +145,15 @@ pub(super) fn reborrow<'b>(
 }
 
 /// A tool the policy calls in the middle of a completion (the code interpreter of
-/// [`crate::tools`]), as [`sample_with_tools`] drives it. `completion` is the completion's
-/// index in the sampling call (prompt × group size + stream).
+/// [`crate::tools`]), as [`super::sample_with_tools`] drives it, naming each completion by
+/// its [`CompletionId`].
 pub trait ToolDriver {
     /// Whether `tokens`, the completion so far, end a call the row may make now (checked
     /// after every sampled token).
-    fn is_call(&mut self, completion: usize, tokens: &[u32]) -> Result<bool>;
+    fn is_call(&mut self, completion: CompletionId, tokens: &[u32]) -> Result<bool>;
     /// Starts the call that `tokens` end; it may run while other rows decode.
-    fn start(&mut self, completion: usize, tokens: &[u32]) -> Result<()>;
+    fn start(&mut self, completion: CompletionId, tokens: &[u32]) -> Result<()>;
     /// Waits for the call's output and returns it as context tokens, at most `budget` of
     /// them.
-    fn finish(&mut self, completion: usize, budget: usize) -> Result<Vec<u32>>;
+    fn finish(&mut self, completion: CompletionId, budget: usize) -> Result<Vec<u32>>;
 }

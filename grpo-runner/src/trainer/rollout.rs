@@ -14,7 +14,7 @@ use super::update::completion_logprobs;
 use super::{Trainer, derive_seed};
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::sampler::{Completion, SamplingConfig, ToolDriver, sample_with_tools};
+use crate::sampler::{Completion, CompletionId, SamplingConfig, ToolDriver, sample_with_tools};
 use crate::tools::{CodeTool, ToolCall, ToolLog};
 
 /// One prompt's group of sampled completions, scored.
@@ -171,7 +171,7 @@ impl Trainer {
         let mut groups = Vec::with_capacity(tasks.len());
         let mut fault_groups = 0;
         let mut reference = reference.map(Vec::into_iter);
-        for (p, (((task, (prompt, ids)), (completions, texts)), scores)) in tasks
+        for (prompt_index, (((task, (prompt, ids)), (completions, texts)), scores)) in tasks
             .into_iter()
             .zip(encoded)
             .zip(sampled)
@@ -179,16 +179,22 @@ impl Trainer {
             .enumerate()
         {
             let group_reference = reference.as_mut().and_then(Iterator::next);
+            let ids_of_group = (0..g).map(|sample| CompletionId {
+                prompt: prompt_index,
+                sample,
+            });
             // A group whose scoring faulted on every try gets no reward, nor one whose tool
             // failed on our side (its completions saw no real output): it is left out.
-            let tool_fault = (0..g).any(|i| tool_log.faults.contains_key(&(p * g + i)));
+            let tool_fault = ids_of_group
+                .clone()
+                .any(|id| tool_log.faults.contains_key(&id));
             let Some(scores) = scores.filter(|_| !tool_fault) else {
                 fault_groups += 1;
                 continue;
             };
             let tool_calls = if self.tools.is_some() {
-                (0..g)
-                    .map(|i| tool_log.calls.remove(&(p * g + i)).unwrap_or_default())
+                ids_of_group
+                    .map(|id| tool_log.calls.remove(&id).unwrap_or_default())
                     .collect()
             } else {
                 Vec::new()

@@ -224,6 +224,7 @@ mod tests {
 
     use super::*;
     use crate::model::ModelConfig;
+    use crate::sampler::CompletionId;
     use grpo_core::{LossInputs, Normalizer, StepMetrics};
 
     /// Σ of the completion tokens' log-probs, through the grouped pass and through one full
@@ -363,18 +364,18 @@ mod tests {
 
     /// A tool that answers once, after the third token, with three fixed tokens.
     struct FixedTool {
-        calls: std::collections::HashSet<usize>,
+        calls: std::collections::HashSet<CompletionId>,
     }
 
     impl crate::sampler::ToolDriver for FixedTool {
-        fn is_call(&mut self, completion: usize, tokens: &[u32]) -> Result<bool> {
+        fn is_call(&mut self, completion: CompletionId, tokens: &[u32]) -> Result<bool> {
             Ok(tokens.len() == 3 && !self.calls.contains(&completion))
         }
-        fn start(&mut self, completion: usize, _tokens: &[u32]) -> Result<()> {
+        fn start(&mut self, completion: CompletionId, _tokens: &[u32]) -> Result<()> {
             self.calls.insert(completion);
             Ok(())
         }
-        fn finish(&mut self, _completion: usize, budget: usize) -> Result<Vec<u32>> {
+        fn finish(&mut self, _completion: CompletionId, budget: usize) -> Result<Vec<u32>> {
             Ok([13u32, 14, 15].into_iter().take(budget).collect())
         }
     }

@@ -5,7 +5,7 @@
 
 use grpo_rewards::RunStatus;
 use grpo_runner::config::ToolsSection;
-use grpo_runner::sampler::ToolDriver;
+use grpo_runner::sampler::{CompletionId, ToolDriver};
 use grpo_runner::sft::tool_tokenizer;
 use grpo_runner::tools::CodeTool;
 use grpo_sandbox::Sandbox;
@@ -25,7 +25,7 @@ fn settings() -> ToolsSection {
 fn write(
     tool: &mut CodeTool<'_>,
     tok: &grpo_runner::tokenizer::Tokenizer,
-    row: usize,
+    row: CompletionId,
     tokens: &mut Vec<u32>,
     text: &str,
 ) -> Option<String> {
@@ -46,23 +46,41 @@ fn calls_run_in_each_completions_own_session() {
     let tok = tool_tokenizer(&["What is 6 * 7?"]).expect("tokenizer");
     let mut tool = CodeTool::new(sandbox, &runtime, &tok, &settings());
     let (mut a, mut b) = (Vec::new(), Vec::new());
+    // Two completions of one prompt's group.
+    let (first, second) = (
+        CompletionId {
+            prompt: 0,
+            sample: 0,
+        },
+        CompletionId {
+            prompt: 0,
+            sample: 1,
+        },
+    );
 
     // An open block is not a call yet; closing it is.
     assert_eq!(
-        write(&mut tool, &tok, 0, &mut a, "<think>```python\nx = 6"),
+        write(&mut tool, &tok, first, &mut a, "<think>```python\nx = 6"),
         None
     );
     assert_eq!(
-        write(&mut tool, &tok, 0, &mut a, " * 7\nx\n```\n").as_deref(),
+        write(&mut tool, &tok, first, &mut a, " * 7\nx\n```\n").as_deref(),
         Some("```output\n42\n```\n")
     );
     // The completion's state is kept for its next call; the other completion has none.
     assert_eq!(
-        write(&mut tool, &tok, 0, &mut a, "```python\nprint(x + 1)\n```\n").as_deref(),
+        write(
+            &mut tool,
+            &tok,
+            first,
+            &mut a,
+            "```python\nprint(x + 1)\n```\n"
+        )
+        .as_deref(),
         Some("```output\n43\n```\n")
     );
     assert_eq!(
-        write(&mut tool, &tok, 1, &mut b, "```python\nx\n```\n").as_deref(),
+        write(&mut tool, &tok, second, &mut b, "```python\nx\n```\n").as_deref(),
         Some("```output\nNameError: name 'x' is not defined\n```\n"),
         "an error is output the model sees"
     );
@@ -70,7 +88,7 @@ fn calls_run_in_each_completions_own_session() {
     let long = write(
         &mut tool,
         &tok,
-        1,
+        second,
         &mut b,
         "```python\nprint('9' * 100)\n```\n",
     )
@@ -80,7 +98,7 @@ fn calls_run_in_each_completions_own_session() {
     let hang = write(
         &mut tool,
         &tok,
-        1,
+        second,
         &mut b,
         "```python\nwhile True: pass\n```\n",
     )
@@ -88,20 +106,20 @@ fn calls_run_in_each_completions_own_session() {
     assert_eq!(hang, "```output\ntimeout\n```\n");
     // The fourth block of a completion allowed three is text, not a call.
     assert_eq!(
-        write(&mut tool, &tok, 1, &mut b, "```python\n1\n```\n"),
+        write(&mut tool, &tok, second, &mut b, "```python\n1\n```\n"),
         None
     );
 
     let log = tool.finish_all();
     assert!(log.faults.is_empty(), "{:?}", log.faults);
-    let calls = &log.calls[&0];
+    let calls = &log.calls[&first];
     assert_eq!(calls.len(), 2);
     assert_eq!(
         (calls[0].code.as_str(), calls[0].output.as_str()),
         ("x = 6 * 7\nx", "42")
     );
     assert_eq!(calls[0].status, RunStatus::Ok);
-    let calls = &log.calls[&1];
+    let calls = &log.calls[&second];
     let statuses: Vec<RunStatus> = calls.iter().map(|c| c.status).collect();
     assert_eq!(
         statuses,
