@@ -7,6 +7,7 @@
     reason = "a test panics, with its message, on what it did not expect"
 )]
 
+mod cli_bench;
 mod cli_check_math;
 mod cli_eval;
 mod cli_serve;
