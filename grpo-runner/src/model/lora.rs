@@ -29,16 +29,115 @@ use super::fused;
 use super::ops::linear;
 use super::{Model, ModelConfig};
 
-/// The projections an adapter can sit on, by their HF module names.
-pub const TARGET_MODULES: [&str; 7] = [
-    "q_proj",
-    "k_proj",
-    "v_proj",
-    "o_proj",
-    "gate_proj",
-    "up_proj",
-    "down_proj",
-];
+/// A projection of a decoder layer, the places an adapter can sit on; named in configs and
+/// in PEFT's files by its HF module name (`q_proj` … `down_proj`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Projection {
+    /// The attention's query projection, `q_proj`.
+    #[serde(rename = "q_proj")]
+    Q,
+    /// The attention's key projection, `k_proj`.
+    #[serde(rename = "k_proj")]
+    K,
+    /// The attention's value projection, `v_proj`.
+    #[serde(rename = "v_proj")]
+    V,
+    /// The attention's output projection, `o_proj`.
+    #[serde(rename = "o_proj")]
+    O,
+    /// The MLP's gate projection, `gate_proj`.
+    #[serde(rename = "gate_proj")]
+    Gate,
+    /// The MLP's up projection, `up_proj`.
+    #[serde(rename = "up_proj")]
+    Up,
+    /// The MLP's down projection, `down_proj`.
+    #[serde(rename = "down_proj")]
+    Down,
+}
+
+impl Projection {
+    /// How many there are.
+    pub const COUNT: usize = 7;
+    /// Every projection, in the layer's order (the order of [`Projection::index`]).
+    pub const ALL: [Projection; Projection::COUNT] = [
+        Projection::Q,
+        Projection::K,
+        Projection::V,
+        Projection::O,
+        Projection::Gate,
+        Projection::Up,
+        Projection::Down,
+    ];
+
+    /// The HF module name.
+    ///
+    /// ```
+    /// use grpo_runner::model::lora::Projection;
+    /// assert_eq!(Projection::Gate.hf_name(), "gate_proj");
+    /// assert_eq!("gate_proj".parse::<Projection>(), Ok(Projection::Gate));
+    /// ```
+    pub fn hf_name(self) -> &'static str {
+        match self {
+            Projection::Q => "q_proj",
+            Projection::K => "k_proj",
+            Projection::V => "v_proj",
+            Projection::O => "o_proj",
+            Projection::Gate => "gate_proj",
+            Projection::Up => "up_proj",
+            Projection::Down => "down_proj",
+        }
+    }
+
+    /// The block it belongs to in HF names: `self_attn` or `mlp`.
+    pub fn block(self) -> &'static str {
+        match self {
+            Projection::Gate | Projection::Up | Projection::Down => "mlp",
+            Projection::Q | Projection::K | Projection::V | Projection::O => "self_attn",
+        }
+    }
+
+    /// Its place in [`Projection::ALL`] (a layer's adapters are stored in that order).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// `[out, in]` of the projection's weight in `config`.
+    pub fn shape(self, config: &ModelConfig) -> (usize, usize) {
+        let h = config.hidden_size;
+        let q = config.num_attention_heads * config.head_dim;
+        let kv = config.num_key_value_heads * config.head_dim;
+        let i = config.intermediate_size;
+        match self {
+            Projection::Q => (q, h),
+            Projection::K | Projection::V => (kv, h),
+            Projection::O => (h, q),
+            Projection::Gate | Projection::Up => (i, h),
+            Projection::Down => (h, i),
+        }
+    }
+}
+
+impl std::fmt::Display for Projection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.hf_name())
+    }
+}
+
+impl std::str::FromStr for Projection {
+    type Err = String;
+
+    /// A projection from its HF module name; the error lists the names.
+    fn from_str(name: &str) -> std::result::Result<Self, String> {
+        Projection::ALL
+            .into_iter()
+            .find(|p| p.hf_name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Projection::ALL.iter().map(|p| p.hf_name()).collect();
+                format!("unknown module `{name}` (one of {})", names.join(", "))
+            })
+    }
+}
 
 /// Which projections get adapters, their rank and scale.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,9 +152,9 @@ pub struct LoraConfig {
     /// Dropout on the adapter's input during training (only 0 is supported: a seeded dropout
     /// that keeps runs reproducible is not written yet).
     pub dropout: f64,
-    /// The projections that get adapters (HF module names: `q_proj`, `k_proj`, `v_proj`,
-    /// `o_proj`, `gate_proj`, `up_proj`, `down_proj`).
-    pub target_modules: Vec<String>,
+    /// The projections that get adapters (by HF module name in TOML: `q_proj`, `k_proj`,
+    /// `v_proj`, `o_proj`, `gate_proj`, `up_proj`, `down_proj`).
+    pub target_modules: Vec<Projection>,
 }
 
 impl Default for LoraConfig {
@@ -65,13 +164,14 @@ impl Default for LoraConfig {
             rank: 8,
             alpha: 16.0,
             dropout: 0.0,
-            target_modules: TARGET_MODULES.iter().map(|s| (*s).to_owned()).collect(),
+            target_modules: Projection::ALL.to_vec(),
         }
     }
 }
 
 impl LoraConfig {
-    /// Checks rank, alpha, dropout and the module names.
+    /// Checks rank, alpha, dropout and that some module is named (unknown names are refused
+    /// when the config is read).
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, message: String| Error::Settings {
             field: format!("lora.{field}"),
@@ -92,19 +192,6 @@ impl LoraConfig {
         if self.target_modules.is_empty() {
             return Err(bad("target_modules", "names no module".into()));
         }
-        if let Some(m) = self
-            .target_modules
-            .iter()
-            .find(|m| !TARGET_MODULES.contains(&m.as_str()))
-        {
-            return Err(bad(
-                "target_modules",
-                format!(
-                    "unknown module `{m}` (one of {})",
-                    TARGET_MODULES.join(", ")
-                ),
-            ));
-        }
         Ok(())
     }
 
@@ -112,6 +199,18 @@ impl LoraConfig {
     pub fn scale(&self) -> f64 {
         self.alpha / self.rank as f64
     }
+}
+
+/// How many times [`Adapter::project`] ran on this thread (tests prove with it that a model
+/// without adapters never enters LoRA's code).
+#[cfg(test)]
+pub(super) fn adapter_projections() -> usize {
+    ADAPTER_PROJECTIONS.with(std::cell::Cell::get)
+}
+
+#[cfg(test)]
+thread_local! {
+    static ADAPTER_PROJECTIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// One projection's adapter (tensors: the `Var`s, or views of them).
@@ -133,72 +232,52 @@ impl Adapter {
             scale: self.scale,
         })
     }
-}
 
-/// `x·Wᵀ + b`, plus the adapter's `s·(x·Aᵀ)·Bᵀ` when there is one.
-pub(super) fn project(
-    x: &Tensor,
-    weight: &Tensor,
-    bias: Option<&Tensor>,
-    adapter: Option<&Adapter>,
-) -> candle_core::Result<Tensor> {
-    let composed = |x: &Tensor, a: &Tensor, b: &Tensor, scale: f64| {
-        linear(x, weight, bias)? + linear(&(linear(x, a, None)? * scale)?, b, None)?
-    };
-    let Some(ad) = adapter else {
-        return linear(x, weight, bias);
-    };
-    let training = x.track_op() || ad.a.track_op() || ad.b.track_op();
-    if !(training && fused::applies(x) && fused::applies(weight)) {
-        return composed(x, &ad.a, &ad.b, ad.scale);
-    }
-    // In the update: one graph node instead of three output-sized ones (see `fused::lora`).
-    let dims = x.dims().to_vec();
-    let (out_features, in_features) = weight.dims2()?;
-    let rows: usize = dims[..dims.len() - 1].iter().product();
-    let y = fused::lora_linear(
-        &x.reshape((rows, in_features))?,
-        weight,
-        &ad.a,
-        &ad.b,
-        ad.scale,
-        |x, a, b| composed(x, a, b, ad.scale),
-    )?;
-    let mut out_dims = dims;
-    if let Some(last) = out_dims.last_mut() {
-        *last = out_features;
-    }
-    y.reshape(out_dims)
-}
-
-/// The block a projection belongs to: `mlp` or `self_attn`.
-pub(super) fn block(module: &str) -> &'static str {
-    if matches!(module, "gate_proj" | "up_proj" | "down_proj") {
-        "mlp"
-    } else {
-        "self_attn"
+    /// `x·Wᵀ + b + s·(x·Aᵀ)·Bᵀ`: the projection `weight` (and `bias`) with this adapter on
+    /// it. Only a layer that holds an adapter calls it; a plain projection is
+    /// [`linear`] alone.
+    pub(super) fn project(
+        &self,
+        x: &Tensor,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+    ) -> candle_core::Result<Tensor> {
+        #[cfg(test)]
+        ADAPTER_PROJECTIONS.with(|n| n.set(n.get() + 1));
+        let composed = |x: &Tensor, a: &Tensor, b: &Tensor, scale: f64| {
+            linear(x, weight, bias)? + linear(&(linear(x, a, None)? * scale)?, b, None)?
+        };
+        let training = x.track_op() || self.a.track_op() || self.b.track_op();
+        if !(training && fused::applies(x) && fused::applies(weight)) {
+            return composed(x, &self.a, &self.b, self.scale);
+        }
+        // In the update: one graph node instead of three output-sized ones (see `fused::lora`).
+        let dims = x.dims().to_vec();
+        let (out_features, in_features) = weight.dims2()?;
+        let rows: usize = dims[..dims.len() - 1].iter().product();
+        let y = fused::lora_linear(
+            &x.reshape((rows, in_features))?,
+            weight,
+            &self.a,
+            &self.b,
+            self.scale,
+            |x, a, b| composed(x, a, b, self.scale),
+        )?;
+        let mut out_dims = dims;
+        if let Some(last) = out_dims.last_mut() {
+            *last = out_features;
+        }
+        y.reshape(out_dims)
     }
 }
 
-/// The PEFT name of a tensor of the adapter on `module` of layer `layer`.
-pub fn peft_name(layer: usize, module: &str, which: char) -> String {
-    let block = block(module);
-    format!("base_model.model.model.layers.{layer}.{block}.{module}.lora_{which}.weight")
-}
-
-/// `[out, in]` of `module` in `config`.
-pub(super) fn module_shape(config: &ModelConfig, module: &str) -> (usize, usize) {
-    let h = config.hidden_size;
-    let q = config.num_attention_heads * config.head_dim;
-    let kv = config.num_key_value_heads * config.head_dim;
-    let i = config.intermediate_size;
-    match module {
-        "q_proj" => (q, h),
-        "k_proj" | "v_proj" => (kv, h),
-        "o_proj" => (h, q),
-        "gate_proj" | "up_proj" => (i, h),
-        _ => (h, i),
-    }
+/// The PEFT name of a tensor (`which`: `A` or `B`) of the adapter on `module` of layer
+/// `layer`.
+pub fn peft_name(layer: usize, module: Projection, which: char) -> String {
+    format!(
+        "base_model.model.model.layers.{layer}.{}.{module}.lora_{which}.weight",
+        module.block()
+    )
 }
 
 /// Fresh adapter tensors for every target module of every layer, under their PEFT names:
@@ -213,8 +292,8 @@ pub(super) fn fresh(
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut out = HashMap::new();
     for layer in 0..config.num_hidden_layers {
-        for module in &lora.target_modules {
-            let (out_dim, in_dim) = module_shape(config, module);
+        for &module in &lora.target_modules {
+            let (out_dim, in_dim) = module.shape(config);
             let bound = 1.0 / (in_dim as f32).sqrt();
             let a: Vec<f32> = (0..lora.rank * in_dim)
                 .map(|_| rng.gen_range(-bound..bound))
@@ -252,8 +331,8 @@ impl Adapters {
         config.validate()?;
         let mut vars = BTreeMap::new();
         for layer in 0..model.num_hidden_layers {
-            for module in &config.target_modules {
-                let (out_dim, in_dim) = module_shape(model, module);
+            for &module in &config.target_modules {
+                let (out_dim, in_dim) = module.shape(model);
                 for (which, shape) in [('A', [config.rank, in_dim]), ('B', [out_dim, config.rank])]
                 {
                     let name = peft_name(layer, module, which);
@@ -286,7 +365,7 @@ impl Adapters {
     }
 
     /// The adapter on `module` of layer `layer`, as tensors.
-    pub(super) fn adapter(&self, layer: usize, module: &str) -> Option<Adapter> {
+    pub(super) fn adapter(&self, layer: usize, module: Projection) -> Option<Adapter> {
         let a = self.vars.get(&peft_name(layer, module, 'A'))?;
         let b = self.vars.get(&peft_name(layer, module, 'B'))?;
         Some(Adapter {
@@ -348,15 +427,20 @@ pub fn read_peft_config(dir: &Path) -> Result<LoraConfig> {
     let alpha = json["lora_alpha"]
         .as_f64()
         .ok_or_else(|| field("lora_alpha", "missing or not a number".into()))?;
-    let target_modules = match &json["target_modules"] {
+    let names = match &json["target_modules"] {
         serde_json::Value::Array(items) => items
             .iter()
-            .map(|v| v.as_str().map(str::to_owned))
+            .map(|v| v.as_str())
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| field("target_modules", "not a list of names".into()))?,
-        serde_json::Value::String(one) => vec![one.clone()],
+        serde_json::Value::String(one) => vec![one.as_str()],
         _ => return Err(field("target_modules", "missing".into())),
     };
+    let target_modules = names
+        .into_iter()
+        .map(str::parse)
+        .collect::<std::result::Result<Vec<Projection>, String>>()
+        .map_err(|message| field("target_modules", message))?;
     for unsupported in ["use_dora", "use_rslora"] {
         if json[unsupported].as_bool() == Some(true) {
             return Err(field(unsupported, "is not supported".into()));
@@ -397,8 +481,8 @@ impl Model {
             Adapters::from_tensors(&self.config, config, tensors, self.dtype, &self.device)?;
         let mut weights = self.weights.detached();
         for (index, layer) in weights.layers.iter_mut().enumerate() {
-            for (slot, module) in layer.adapters.iter_mut().zip(TARGET_MODULES) {
-                *slot = adapters.adapter(index, module);
+            for module in Projection::ALL {
+                layer.adapters[module.index()] = adapters.adapter(index, module);
             }
         }
         Ok(Model {
@@ -423,11 +507,11 @@ impl Model {
             .collect::<Result<HashMap<_, _>>>()?;
         if let Some(adapters) = &self.adapters {
             for layer in 0..self.config.num_hidden_layers {
-                for module in &adapters.config.target_modules {
+                for &module in &adapters.config.target_modules {
                     let Some(ad) = adapters.adapter(layer, module) else {
                         continue;
                     };
-                    let block = block(module);
+                    let block = module.block();
                     let name = format!("model.layers.{layer}.{block}.{module}.weight");
                     let base = tensors.remove(&name).ok_or_else(|| Error::MissingTensor {
                         path: "<memory>".into(),
@@ -623,7 +707,7 @@ mod tests {
     fn merged_weights_give_the_adapters_outputs() {
         let base = Model::random(&ModelConfig::tiny(16), DType::F64, &Device::Cpu, 4).unwrap();
         let config = LoraConfig {
-            target_modules: vec!["q_proj".into(), "v_proj".into(), "down_proj".into()],
+            target_modules: vec![Projection::Q, Projection::V, Projection::Down],
             ..on()
         };
         let model = trained(&base, &config);
@@ -672,6 +756,45 @@ mod tests {
     }
 
     #[test]
+    fn a_model_without_adapters_never_enters_lora_code() {
+        let base = Model::random(&ModelConfig::tiny(16), DType::F32, &Device::Cpu, 6).unwrap();
+        let before = adapter_projections();
+        loss(&base).backward().unwrap();
+        assert_eq!(
+            adapter_projections(),
+            before,
+            "LoRA code ran without adapters"
+        );
+        // With adapters on q and v only: two per layer, in each of the two layers.
+        let config = LoraConfig {
+            target_modules: vec![Projection::Q, Projection::V],
+            ..on()
+        };
+        let model = base.with_lora(&config, 0).unwrap();
+        loss(&model).backward().unwrap();
+        assert_eq!(adapter_projections() - before, 2 * 2);
+    }
+
+    #[test]
+    fn projections_are_read_by_their_hf_names() {
+        let config: LoraConfig =
+            toml::from_str("target_modules = [\"q_proj\", \"down_proj\"]").unwrap();
+        assert_eq!(config.target_modules, [Projection::Q, Projection::Down]);
+        let err = toml::from_str::<LoraConfig>("target_modules = [\"qkv\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("qkv") && err.contains("target_modules"),
+            "{err}"
+        );
+        for p in Projection::ALL {
+            assert_eq!(p.hf_name().parse::<Projection>(), Ok(p));
+            assert_eq!(Projection::ALL[p.index()], p);
+        }
+        assert!("qkv".parse::<Projection>().unwrap_err().contains("q_proj"));
+    }
+
+    #[test]
     fn configs_are_checked() {
         assert!(on().validate().is_ok());
         for bad in [
@@ -679,10 +802,6 @@ mod tests {
             LoraConfig { alpha: 0.0, ..on() },
             LoraConfig {
                 dropout: 0.1,
-                ..on()
-            },
-            LoraConfig {
-                target_modules: vec!["qkv".into()],
                 ..on()
             },
             LoraConfig {

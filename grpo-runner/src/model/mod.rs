@@ -69,7 +69,7 @@ use crate::error::{Error, Result};
 
 pub use cache::KvCache;
 pub use config::{Architecture, ModelConfig};
-use lora::{Adapters, project};
+use lora::{Adapters, Projection};
 use ops::{attention_probs, linear, rms_norm, rope, rope_tables, swiglu};
 use weights::{Layer, Weights, normal_samples};
 
@@ -490,13 +490,16 @@ impl Model {
 
         let h = rms_norm(x, &layer.input_norm, c.rms_norm_eps)?;
         // RoPE on `[batch, seq, heads, head_dim]`, then the heads forward.
-        let q = project(&h, &layer.q, layer.q_bias.as_ref(), layer.adapter(0))?
+        let q = layer
+            .project(Projection::Q, &h)?
             .reshape((batch, seq, heads, hd))?;
         let q = rope(&q, cos, sin)?.transpose(1, 2)?.contiguous()?;
-        let k = project(&h, &layer.k, layer.k_bias.as_ref(), layer.adapter(1))?
+        let k = layer
+            .project(Projection::K, &h)?
             .reshape((batch, seq, kv_heads, hd))?;
         let k = rope(&k, cos, sin)?.transpose(1, 2)?.contiguous()?;
-        let v = project(&h, &layer.v, layer.v_bias.as_ref(), layer.adapter(2))?
+        let v = layer
+            .project(Projection::V, &h)?
             .reshape((batch, seq, kv_heads, hd))?
             .transpose(1, 2)?
             .contiguous()?;
@@ -524,12 +527,12 @@ impl Model {
             .reshape((batch, heads, seq, hd))?
             .transpose(1, 2)?
             .reshape((batch, seq, heads * hd))?;
-        let x = (x + project(&attn, &layer.o, layer.o_bias.as_ref(), layer.adapter(3))?)?;
+        let x = (x + layer.project(Projection::O, &attn)?)?;
 
         let h = rms_norm(&x, &layer.post_norm, c.rms_norm_eps)?;
-        let gate = project(&h, &layer.gate, None, layer.adapter(4))?;
-        let up = project(&h, &layer.up, None, layer.adapter(5))?;
-        let mlp = project(&swiglu(&gate, &up)?, &layer.down, None, layer.adapter(6))?;
+        let gate = layer.project(Projection::Gate, &h)?;
+        let up = layer.project(Projection::Up, &h)?;
+        let mlp = layer.project(Projection::Down, &swiglu(&gate, &up)?)?;
         Ok((x + mlp)?)
     }
 }

@@ -11,7 +11,8 @@ use rand_distr::{Distribution, Normal};
 use crate::error::{Error, Result};
 
 use super::ModelConfig;
-use super::lora::Adapter;
+use super::lora::{Adapter, Projection};
+use super::ops::linear;
 
 /// One decoder layer's weights (tensors that are either the `Var`s or detached views of them).
 #[derive(Debug, Clone)]
@@ -29,14 +30,27 @@ pub(super) struct Layer {
     pub(super) gate: Tensor,
     pub(super) up: Tensor,
     pub(super) down: Tensor,
-    /// LoRA adapters, in the order of [`super::lora::TARGET_MODULES`].
-    pub(super) adapters: [Option<Adapter>; 7],
+    /// LoRA adapters, indexed by [`Projection::index`].
+    pub(super) adapters: [Option<Adapter>; Projection::COUNT],
 }
 
 impl Layer {
-    /// The adapter on `module` (an index into [`super::lora::TARGET_MODULES`]).
-    pub(super) fn adapter(&self, module: usize) -> Option<&Adapter> {
-        self.adapters.get(module).and_then(Option::as_ref)
+    /// `x·Wᵀ + b` of projection `which`; through its LoRA adapter when the layer has one
+    /// there, so a model without adapters runs the plain projection and no LoRA code.
+    pub(super) fn project(&self, which: Projection, x: &Tensor) -> candle_core::Result<Tensor> {
+        let (weight, bias) = match which {
+            Projection::Q => (&self.q, self.q_bias.as_ref()),
+            Projection::K => (&self.k, self.k_bias.as_ref()),
+            Projection::V => (&self.v, self.v_bias.as_ref()),
+            Projection::O => (&self.o, self.o_bias.as_ref()),
+            Projection::Gate => (&self.gate, None),
+            Projection::Up => (&self.up, None),
+            Projection::Down => (&self.down, None),
+        };
+        match &self.adapters[which.index()] {
+            None => linear(x, weight, bias),
+            Some(adapter) => adapter.project(x, weight, bias),
+        }
     }
 }
 
@@ -134,7 +148,7 @@ impl Weights {
                         up: f(&l.up)?,
                         down: f(&l.down)?,
                         adapters: {
-                            let mut out: [Option<Adapter>; 7] = Default::default();
+                            let mut out: [Option<Adapter>; Projection::COUNT] = Default::default();
                             for (slot, a) in out.iter_mut().zip(&l.adapters) {
                                 *slot = a.as_ref().map(|a| a.map(&f)).transpose()?;
                             }
