@@ -232,6 +232,88 @@ impl GroupBatch {
         Ok(())
     }
 
+    /// The batch of `groups` alone (indices into this batch's groups, in the order given):
+    /// the same tensors [`GroupBatch::pack`] makes of those groups, tool spans masked as
+    /// here, cut from this batch's tensors instead of packed again.
+    ///
+    /// ```
+    /// use candle_core::Device;
+    /// use grpo_runner::batch::GroupBatch;
+    /// let p: &[u32] = &[5, 6];
+    /// let (a, b): (&[u32], &[u32]) = (&[7, 8, 9], &[1]);
+    /// let all = GroupBatch::pack(&[(&[4][..], vec![a]), (p, vec![b, b])], 0, &Device::Cpu)?;
+    /// let second = all.select(&[1])?;
+    /// let alone = GroupBatch::pack(&[(p, vec![b, b])], 0, &Device::Cpu)?;
+    /// assert_eq!(second.prompts.to_vec2::<u32>()?, alone.prompts.to_vec2::<u32>()?);
+    /// assert_eq!(second.window.targets.to_vec2::<u32>()?, [[1], [1]]);
+    /// assert!(second.continuations.is_none());
+    /// # Ok::<(), grpo_runner::Error>(())
+    /// ```
+    pub fn select(&self, groups: &[usize]) -> Result<GroupBatch> {
+        let count = self.prompt_pad.len();
+        if groups.is_empty() {
+            return Err(Error::invalid("cannot select no group"));
+        }
+        if let Some(&g) = groups.iter().find(|&&g| g >= count) {
+            return Err(Error::invalid(format!(
+                "group {g} selected from a batch of {count}"
+            )));
+        }
+        let device = self.prompts.device();
+        let (_, prompt_len) = self.prompts.dims2()?;
+        // The selection's prompts keep only the left padding its longest prompt needs.
+        let least_pad = groups
+            .iter()
+            .map(|&g| self.prompt_pad[g])
+            .min()
+            .unwrap_or(0);
+        let ids: Vec<u32> = groups.iter().map(|&g| g as u32).collect();
+        let prompts = self
+            .prompts
+            .index_select(&Tensor::new(ids.as_slice(), device)?, 0)?
+            .narrow(1, least_pad, prompt_len - least_pad)?
+            .contiguous()?;
+        let mut rows = Vec::new();
+        let mut group_of_row = Vec::new();
+        for (new, &g) in groups.iter().enumerate() {
+            for (r, &of) in self.group_of_row.iter().enumerate() {
+                if of as usize == g {
+                    rows.push(r as u32);
+                    group_of_row.push(new as u32);
+                }
+            }
+        }
+        let lens: Vec<usize> = rows.iter().map(|&r| self.window.lens[r as usize]).collect();
+        let width = lens.iter().copied().max().unwrap_or(1);
+        let rows = Tensor::new(rows.as_slice(), device)?;
+        let cut = |t: &Tensor, width: usize| -> Result<Tensor> {
+            Ok(t.index_select(&rows, 0)?
+                .narrow(1, 0, width)?
+                .contiguous()?)
+        };
+        let targets = cut(&self.window.targets, width)?;
+        let continuations = match &self.continuations {
+            Some(c) if width > 1 => Some(cut(c, width - 1)?),
+            _ => None,
+        };
+        Ok(GroupBatch {
+            prompts,
+            prompt_pad: groups
+                .iter()
+                .map(|&g| self.prompt_pad[g] - least_pad)
+                .collect(),
+            group_of_row,
+            window: PackedBatch {
+                inputs: continuations.clone().unwrap_or_else(|| targets.clone()),
+                targets,
+                mask: cut(&self.window.mask, width)?,
+                starts: vec![0; lens.len()],
+                lens,
+            },
+            continuations,
+        })
+    }
+
     /// Left padding of each row (its group's prompt padding).
     pub fn row_pad(&self) -> Vec<usize> {
         self.group_of_row
@@ -306,6 +388,67 @@ mod tests {
         assert!(one.continuations.is_none());
         assert!(GroupBatch::pack(&[(p1, vec![&[][..]])], 0, &Device::Cpu).is_err());
         assert!(GroupBatch::pack(&[(p1, vec![])], 0, &Device::Cpu).is_err());
+    }
+
+    /// Asserts that two batches hold the same tensors and indices, exactly.
+    fn assert_same(a: &GroupBatch, b: &GroupBatch, what: &str) {
+        let u32s = |t: &Tensor| t.to_vec2::<u32>().unwrap();
+        assert_eq!(u32s(&a.prompts), u32s(&b.prompts), "{what}: prompts");
+        assert_eq!(a.prompt_pad, b.prompt_pad, "{what}: prompt_pad");
+        assert_eq!(a.group_of_row, b.group_of_row, "{what}: group_of_row");
+        assert_eq!(
+            a.continuations.as_ref().map(u32s),
+            b.continuations.as_ref().map(u32s),
+            "{what}: continuations"
+        );
+        assert_eq!(
+            u32s(&a.window.targets),
+            u32s(&b.window.targets),
+            "{what}: targets"
+        );
+        assert_eq!(
+            u32s(&a.window.inputs),
+            u32s(&b.window.inputs),
+            "{what}: inputs"
+        );
+        assert_eq!(
+            a.window.mask.to_vec2::<f32>().unwrap(),
+            b.window.mask.to_vec2::<f32>().unwrap(),
+            "{what}: mask"
+        );
+        assert_eq!(a.window.lens, b.window.lens, "{what}: lens");
+        assert_eq!(a.window.starts, b.window.starts, "{what}: starts");
+    }
+
+    #[test]
+    fn a_selection_is_the_pack_of_the_selected_groups() {
+        let groups: Vec<(Vec<u32>, Vec<Vec<u32>>)> = vec![
+            (vec![1, 2, 3], vec![vec![4, 5], vec![6, 7, 8, 9]]),
+            (vec![5], vec![vec![3], vec![2]]),
+            (vec![7, 7], vec![vec![1, 1, 1], vec![2, 2]]),
+        ];
+        let refs = |ids: &[usize]| -> Vec<(&[u32], Vec<&[u32]>)> {
+            ids.iter()
+                .map(|&g| {
+                    let (p, cs) = &groups[g];
+                    (&p[..], cs.iter().map(|c| &c[..]).collect())
+                })
+                .collect()
+        };
+        let mut all = GroupBatch::pack(&refs(&[0, 1, 2]), 0, &Device::Cpu).unwrap();
+        let spans: Vec<&[(usize, usize)]> = vec![&[], &[(1, 3)], &[], &[], &[(1, 2)], &[]];
+        all.mask_spans(&spans).unwrap();
+        for ids in [vec![1], vec![2, 0], vec![1, 2], vec![0, 1, 2], vec![2]] {
+            let mut alone = GroupBatch::pack(&refs(&ids), 0, &Device::Cpu).unwrap();
+            let alone_spans: Vec<&[(usize, usize)]> = ids
+                .iter()
+                .flat_map(|&g| spans[2 * g..2 * g + 2].iter().copied())
+                .collect();
+            alone.mask_spans(&alone_spans).unwrap();
+            assert_same(&all.select(&ids).unwrap(), &alone, &format!("{ids:?}"));
+        }
+        assert!(all.select(&[]).is_err());
+        assert!(all.select(&[3]).is_err());
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub mod device;
 pub mod error;
 pub mod eval;
 pub mod loading;
+pub mod logprobs;
 pub mod metrics;
 pub mod model;
 pub mod optim;

@@ -6,13 +6,14 @@
 //!    with the current policy (temperature > 0), recording every token's log-probability;
 //! 2. **score** every group with the reward set of the scoring contract
 //!    ([`grpo_rewards::Scorer`]: accuracy routed by task kind, code in the sandbox, format)
-//!    on a tokio runtime while this thread computes the reference log-probs (β > 0) — the
-//!    work that overlaps. A group whose scoring fails on our side (a sandbox fault) is scored
+//!    on a tokio runtime, the first half of the prompts while the second is sampled. A group
+//!    whose scoring fails on our side (a sandbox fault) is scored
 //!    again up to `rewards.fault_retries` times, then left out of the update and counted:
 //!    a fault is never a reward;
 //! 3. **advantages** per group with grpo-core (population std, tied group → 0); with dynamic
 //!    sampling, groups whose rewards are all equal are dropped and more prompts are sampled;
-//! 4. **update**: `iterations` (μ) passes over the rollouts, each split into `minibatches`
+//! 4. **update**: the groups kept are packed once (a `StepBatch`, with the reference
+//!    log-probs when β > 0); `iterations` (μ) passes over it, each split into `minibatches`
 //!    of whole groups; a minibatch is one optimiser step, its groups go through the model in
 //!    micro-batches whose losses share the minibatch's normaliser (gradient accumulation
 //!    equals one big batch); grad-norm clip, fused AdamW, the scheduled learning rate;
@@ -53,10 +54,10 @@ use crate::report::RunDir;
 use crate::sft::{self, WarmupProblem, WarmupReport};
 use crate::tokenizer::Tokenizer;
 use report::{StepFacts, StepTally, UpdateOutcome};
-use rollout::Group;
+use rollout::{Group, StepBatch};
 use setup::{load_tasks, sandbox_for};
 
-pub use update::completion_logprobs;
+pub use crate::logprobs::completion_logprobs;
 
 /// What [`Trainer::run`] ends with.
 #[derive(Debug, Clone, PartialEq)]
@@ -465,7 +466,16 @@ impl Trainer {
             .schedule()
             .lr_at(step - 1, self.config.budget.steps);
         let (metrics, grad_norm) = match &advantages {
-            Some(advantages) => self.update(&used, advantages, lr)?,
+            Some(advantages) => {
+                let batch = StepBatch::pack(
+                    &used,
+                    self.tokenizer.eos_id()?,
+                    self.policy.device(),
+                    self.reference.as_ref(),
+                    self.config.sampling.temperature,
+                )?;
+                self.update(&batch, advantages, lr)?
+            }
             None => (StepMetrics::default(), 0.0),
         };
         let update = UpdateOutcome {

@@ -1,6 +1,7 @@
 //! Rollout: sample a step's groups with the current policy and score them with the reward
-//! set (code in the sandbox, the first half scored while the second is sampled), with the
-//! reference log-probs computed meanwhile; faulted groups are retried, then left out.
+//! set (code in the sandbox, the first half scored while the second is sampled); faulted
+//! groups are retried, then left out. The groups the step trains on are then packed once into
+//! a [`StepBatch`], which the reference log-probs and every pass of the update read.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,9 +11,12 @@ use grpo_rewards::{RewardError, ScoreOptions, ScoredResult, Scorer};
 use grpo_tasks::Task;
 use rand::Rng;
 
-use super::update::completion_logprobs;
+use candle_core::Device;
+
 use super::{Trainer, derive_seed};
+use crate::batch::GroupBatch;
 use crate::error::{Error, Result};
+use crate::logprobs::batch_logprobs;
 use crate::model::Model;
 use crate::sampler::{Completion, CompletionId, SamplingConfig, ToolDriver, sample_with_tools};
 use crate::tools::{CodeTool, ToolCall, ToolLog};
@@ -29,8 +33,6 @@ pub(super) struct Group {
     /// The rewards the advantages are computed from: each score's reward plus shaping
     /// (the overlong penalty, when on).
     pub(super) rewards: Vec<f64>,
-    /// Reference log-probs per completion (β > 0 only).
-    pub(super) reference: Option<Vec<Vec<f32>>>,
     /// The code-interpreter calls of each completion (empty without tools).
     pub(super) tool_calls: Vec<Vec<ToolCall>>,
 }
@@ -83,8 +85,7 @@ impl Trainer {
         let prompt_ids: Vec<Vec<u32>> = encoded.iter().map(|(_, ids)| ids.clone()).collect();
         // With code tasks the prompts are sampled in two pieces and the first piece is scored
         // in the sandbox while the second is sampled; the draws are the same either way (each
-        // completion has its own random stream). Scoring then runs on the runtime while this
-        // thread computes the reference log-probs.
+        // completion has its own random stream).
         let pieces = if self.sandbox.is_some() && count > 1 {
             2
         } else {
@@ -145,16 +146,6 @@ impl Trainer {
                 (scored, started.elapsed().as_secs_f64())
             }));
         }
-        let reference = match &self.reference {
-            Some(reference) => {
-                let mut all = Vec::with_capacity(tasks.len());
-                for (p, (group, _)) in prompt_ids.iter().zip(&sampled) {
-                    all.push(reference_logprobs(reference, p, group, s.temperature)?);
-                }
-                Some(all)
-            }
-            None => None,
-        };
         let wait = Instant::now();
         let mut scored = Vec::with_capacity(count);
         let mut scoring_seconds = 0.0;
@@ -170,7 +161,6 @@ impl Trainer {
         let overlong = self.config.algorithm.shaping.overlong;
         let mut groups = Vec::with_capacity(tasks.len());
         let mut fault_groups = 0;
-        let mut reference = reference.map(Vec::into_iter);
         for (prompt_index, (((task, (prompt, ids)), (completions, texts)), scores)) in tasks
             .into_iter()
             .zip(encoded)
@@ -178,7 +168,6 @@ impl Trainer {
             .zip(scored)
             .enumerate()
         {
-            let group_reference = reference.as_mut().and_then(Iterator::next);
             let ids_of_group = (0..g).map(|sample| CompletionId {
                 prompt: prompt_index,
                 sample,
@@ -215,7 +204,6 @@ impl Trainer {
                 texts,
                 scores,
                 rewards,
-                reference: group_reference,
                 tool_calls,
             });
         }
@@ -232,14 +220,60 @@ impl Trainer {
     }
 }
 
-/// Log-probs of each completion under the reference model (no graph).
-fn reference_logprobs(
-    reference: &Model,
-    prompt: &[u32],
-    group: &[Completion],
-    temperature: f64,
-) -> Result<Vec<Vec<f32>>> {
-    completion_logprobs(&reference.detached()?, prompt, group, temperature)
+/// The groups a step trains on, packed once: every completion after its group's prompt,
+/// tool output masked from the loss. The reference log-probs and every pass of the update read
+/// this one batch; a micro-batch is a [`GroupBatch::select`] of it.
+pub(super) struct StepBatch<'a> {
+    pub(super) groups: &'a [Group],
+    pub(super) packed: GroupBatch,
+    /// Reference log-probs per group, per completion (β > 0 only).
+    pub(super) reference: Option<Vec<Vec<Vec<f32>>>>,
+}
+
+impl<'a> StepBatch<'a> {
+    /// Packs `groups` (at least one) with `pad_id` on `device`; with a `reference` model,
+    /// scores every completion under it too (at `temperature`, as the update's ratio).
+    pub(super) fn pack(
+        groups: &'a [Group],
+        pad_id: u32,
+        device: &Device,
+        reference: Option<&Model>,
+        temperature: f64,
+    ) -> Result<Self> {
+        let rows: Vec<(&[u32], Vec<&[u32]>)> = groups
+            .iter()
+            .map(|g| {
+                let completions = g.completions.iter().map(|c| &c.tokens[..]);
+                (&g.prompt_ids[..], completions.collect())
+            })
+            .collect();
+        let mut packed = GroupBatch::pack(&rows, pad_id, device)?;
+        // Tool output is context, not the policy's action.
+        let spans: Vec<&[(usize, usize)]> = groups
+            .iter()
+            .flat_map(|g| g.completions.iter().map(|c| &c.tool_spans[..]))
+            .collect();
+        if spans.iter().any(|s| !s.is_empty()) {
+            packed.mask_spans(&spans)?;
+        }
+        let reference = match reference {
+            Some(model) => {
+                // Detached once for the step. Group by group: the numbers a batch of one
+                // group gives, whatever else the step holds.
+                let model = model.detached()?;
+                let scored = (0..groups.len())
+                    .map(|g| batch_logprobs(&model, &packed.select(&[g])?, temperature))
+                    .collect::<Result<Vec<_>>>()?;
+                Some(scored)
+            }
+            None => None,
+        };
+        Ok(StepBatch {
+            groups,
+            packed,
+            reference,
+        })
+    }
 }
 
 /// Scores `groups`, scoring a group again (up to `retries` times) while it faults; a group
