@@ -6,6 +6,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
+use grpo_tasks::Language;
+
 use super::hostile::{Containment, Hostile, contained};
 use super::sources::{Concrete, Kind, Planned, hostile_request};
 use super::target::Target;
@@ -28,8 +30,8 @@ pub struct Tally {
     pub latencies_ms: Vec<f64>,
     /// Answers by HTTP status.
     pub statuses: BTreeMap<u16, usize>,
-    /// Answers by outcome (SandboxFusion's `status` and the run's / our verdict kind), per
-    /// request kind.
+    /// Answers by request kind, language and outcome (SandboxFusion's `status` and the
+    /// run's, or our verdict kind): `reference/cpp/Success:Finished`.
     pub outcomes: BTreeMap<String, usize>,
     /// Requests that got no usable answer, by kind: `transport`, `timeout`, `http_<status>`,
     /// `SandboxError` (a fault the target reports on its side).
@@ -99,8 +101,9 @@ pub fn run_level(
                         Ok((status, body)) => {
                             *t.statuses.entry(status).or_default() += 1;
                             let read = outcome(planned.path, status, &body);
+                            let language = planned.language.map_or("answer", Language::as_str);
                             *t.outcomes
-                                .entry(format!("{}/{}", planned.kind.name(), read.name))
+                                .entry(format!("{}/{language}/{}", planned.kind.name(), read.name))
                                 .or_default() += 1;
                             if let Some(error) = read.error {
                                 *t.errors.entry(error).or_default() += 1;

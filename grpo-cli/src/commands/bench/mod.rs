@@ -273,6 +273,7 @@ impl Args {
             packs.push(Pack::load(name).with_context(|| format!("loading pack {name}"))?);
         }
         let tasks: Vec<&Task> = packs.iter().flat_map(|p| p.tasks()).collect();
+        let tasks = sources::interleave(&tasks);
         let plan = sources::plan(
             &tasks,
             self.api,

@@ -207,6 +207,26 @@ pub struct Plan {
     pub skipped: BTreeMap<Language, usize>,
 }
 
+/// The tasks in turns of their languages (the first Python task, the first C++ one, …, then
+/// the second of each), so that a short run still sends every language.
+pub fn interleave<'a>(tasks: &[&'a Task]) -> Vec<&'a Task> {
+    let mut groups: Vec<(Option<Language>, Vec<&'a Task>)> = Vec::new();
+    for &task in tasks {
+        let key = match task {
+            Task::Code(c) => Some(c.language),
+            _ => None,
+        };
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, group)) => group.push(task),
+            None => groups.push((key, vec![task])),
+        }
+    }
+    let longest = groups.iter().map(|(_, g)| g.len()).max().unwrap_or(0);
+    (0..longest)
+        .flat_map(|i| groups.iter().filter_map(move |(_, g)| g.get(i).copied()))
+        .collect()
+}
+
 /// Every request of one cycle through the tasks: for each task, its reference, a wrong
 /// program (the next task's reference in the same language) and a hostile program (the
 /// suite in turn, among those in `languages`), weighted by the mix. Code tasks in a
@@ -239,7 +259,14 @@ pub fn plan(
             Task::Code(c) => Some(c.language),
             _ => None,
         };
-        let next = tasks[(i + 1) % tasks.len()];
+        // The wrong program: the next task's reference in the same language.
+        let next = (1..tasks.len())
+            .map(|k| tasks[(i + k) % tasks.len()])
+            .find(|t| match t {
+                Task::Code(c) => Some(c.language) == language,
+                _ => language.is_none(),
+            })
+            .unwrap_or(tasks[(i + 1) % tasks.len()]);
         let mut bodies: Vec<(Kind, usize, Value, SourceAt, Option<Language>)> = Vec::new();
         match api {
             Api::RunCode => {
@@ -414,6 +441,23 @@ mod tests {
                 .iter()
                 .any(|p| p.language == Some(Language::Cpp))
         );
+    }
+
+    #[test]
+    fn short_runs_send_every_language() {
+        let python = Pack::load("builtin:python").unwrap();
+        let polyglot = Pack::load("builtin:polyglot").unwrap();
+        let tasks: Vec<&Task> = python.tasks().chain(polyglot.tasks()).collect();
+        let turns = interleave(&tasks);
+        assert_eq!(turns.len(), tasks.len());
+        let first: BTreeSet<Language> = turns[..5]
+            .iter()
+            .filter_map(|t| match t {
+                Task::Code(c) => Some(c.language),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(first.len(), 5, "{first:?}");
     }
 
     #[test]
