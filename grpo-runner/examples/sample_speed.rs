@@ -10,7 +10,7 @@
 //! is built in memory. Prints one JSON line per configuration.
 
 use candle_core::{DType, Device};
-use grpo_runner::sampler::{SamplingConfig, sample_with_stats};
+use grpo_runner::rollout::sampler::{SamplingConfig, sample_with_stats};
 use grpo_runner::tiny::{TinyModelSpec, tiny_model};
 
 fn main() -> anyhow::Result<()> {

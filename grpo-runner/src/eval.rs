@@ -18,7 +18,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::sampler::{Completion, SamplingConfig, ToolDriver, sample_with_tools};
+use crate::rollout::sampler::{Completion, SamplingConfig, ToolDriver, sample_with_tools};
 use crate::tokenizer::Tokenizer;
 
 /// Unbiased pass@k for `n` samples with `c` correct (`k ≤ n`).
@@ -209,7 +209,7 @@ pub fn evaluate(
 pub type ToolFactory<'a> = dyn FnMut() -> Box<dyn ToolDriver + 'a> + 'a;
 
 /// [`evaluate`] with a tool the model may call while it answers (each sampling call gets a
-/// fresh one from `tools`; see [`crate::sampler::sample_with_tools`]).
+/// fresh one from `tools`; see [`crate::rollout::sampler::sample_with_tools`]).
 pub fn evaluate_with_tools(
     model: &Model,
     tokenizer: &Tokenizer,

@@ -12,9 +12,9 @@ use anyhow::Context;
 use candle_core::DType;
 use grpo_runner::device::{ComputeDtype, DeviceSpec};
 use grpo_runner::eval::{EvalConfig, EvalSettings, encode_prompt, evaluate, evaluate_with_tools};
-use grpo_runner::sampler::SamplingConfig;
-use grpo_runner::sampler::ToolDriver;
-use grpo_runner::tools::CodeTool;
+use grpo_runner::rollout::sampler::SamplingConfig;
+use grpo_runner::rollout::sampler::ToolDriver;
+use grpo_runner::rollout::tools::CodeTool;
 use grpo_tasks::{Pack, Template};
 
 /// Greedy accuracy and pass@k of a model on a task pack.
@@ -178,8 +178,9 @@ impl Args {
         let report = match &tools {
             None => evaluate(&model, &tokenizer, &prompts, &config, judge),
             Some(settings) => {
-                let sandbox = grpo_runner::tools::sandbox(settings, config.batch_prompts, 0, None)
-                    .context("starting the code interpreter's sandbox")?;
+                let sandbox =
+                    grpo_runner::rollout::tools::sandbox(settings, config.batch_prompts, 0, None)
+                        .context("starting the code interpreter's sandbox")?;
                 let runtime = tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(sandbox.concurrency().max(1))
                     .enable_all()

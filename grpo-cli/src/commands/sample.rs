@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::Context;
 use candle_core::DType;
 use grpo_runner::device::{ComputeDtype, DeviceSpec};
-use grpo_runner::sampler::{SamplingConfig, sample};
+use grpo_runner::rollout::sampler::{SamplingConfig, sample};
 
 /// Generate one completion for a prompt.
 #[derive(Debug, clap::Args)]

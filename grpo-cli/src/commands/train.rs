@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use grpo_runner::config::{Preset, TrainConfig};
-use grpo_runner::metrics::Event;
-use grpo_runner::report::{RunDir, summary_text};
-use grpo_runner::trainer::Trainer;
+use grpo_runner::run::dir::{RunDir, summary_text};
+use grpo_runner::run::records::Event;
+use grpo_runner::train::Trainer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Train a policy with GRPO (the built-in tiny CPU preset when given no arguments).
@@ -70,7 +70,7 @@ impl Args {
                 .with_context(|| format!("parsing {}", saved.display()))?;
             apply_threads(config.threads);
             let checkpoints = out.join("checkpoints");
-            let latest = grpo_runner::checkpoint::latest(&checkpoints)
+            let latest = grpo_runner::run::checkpoint::latest(&checkpoints)
                 .with_context(|| format!("reading {}", checkpoints.display()))?;
             if latest.is_none() {
                 // Killed before its first checkpoint (during the warm-up): nothing to resume,

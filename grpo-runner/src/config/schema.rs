@@ -163,7 +163,7 @@ impl Default for SandboxSection {
     }
 }
 
-/// A code-interpreter tool for the policy (multi-turn rollouts; see [`crate::tools`]).
+/// A code-interpreter tool for the policy (multi-turn rollouts; see [`crate::rollout::tools`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ToolsSection {
@@ -265,7 +265,7 @@ pub struct SamplingSection {
     pub max_batch_rows: usize,
     /// Never draw an end-of-sequence token, so every completion runs to `max_new_tokens`
     /// (for timing against other trainers with the same token count; see
-    /// [`SamplingConfig::ignore_eos`](crate::sampler::SamplingConfig::ignore_eos)).
+    /// [`SamplingConfig::ignore_eos`](crate::rollout::sampler::SamplingConfig::ignore_eos)).
     #[serde(default)]
     pub ignore_eos: bool,
 }
@@ -364,7 +364,7 @@ pub struct WarmupSection {
     /// Peak learning rate (cosine decay to 10%).
     pub lr: f64,
     /// Fraction of examples solved step by step (the rest jump to the result); see
-    /// [`crate::sft`].
+    /// [`crate::train::sft`].
     pub worked_fraction: f64,
     /// Train only on the first this many training problems (0: all of them), so that GRPO
     /// then meets problems the warm-up never showed and the rise measures what RL adds

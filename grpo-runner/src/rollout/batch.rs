@@ -34,7 +34,7 @@ impl PackedBatch {
     ///
     /// ```
     /// use candle_core::Device;
-    /// use grpo_runner::batch::PackedBatch;
+    /// use grpo_runner::rollout::batch::PackedBatch;
     /// let b = PackedBatch::pack(&[(&[5, 6][..], &[7, 0][..]), (&[5][..], &[8][..])], 0, &Device::Cpu)?;
     /// assert_eq!(b.inputs.to_vec2::<u32>()?, [[5, 6, 7], [5, 0, 0]]);
     /// assert_eq!(b.targets.to_vec2::<u32>()?, [[6, 7, 0], [8, 0, 0]]);
@@ -125,7 +125,7 @@ impl GroupBatch {
     ///
     /// ```
     /// use candle_core::Device;
-    /// use grpo_runner::batch::GroupBatch;
+    /// use grpo_runner::rollout::batch::GroupBatch;
     /// let g = GroupBatch::pack(&[(&[5, 6][..], vec![&[7, 0][..], &[8][..]])], 0, &Device::Cpu)?;
     /// assert_eq!(g.prompts.to_vec2::<u32>()?, [[5, 6]]);
     /// assert_eq!(g.group_of_row, [0, 0]);
@@ -200,7 +200,7 @@ impl GroupBatch {
     ///
     /// ```
     /// use candle_core::Device;
-    /// use grpo_runner::batch::GroupBatch;
+    /// use grpo_runner::rollout::batch::GroupBatch;
     /// let mut g = GroupBatch::pack(&[(&[5][..], vec![&[7, 8, 9, 1][..], &[2][..]])], 0, &Device::Cpu)?;
     /// g.mask_spans(&[&[(1, 3)], &[]])?;
     /// assert_eq!(g.window.mask.to_vec2::<f32>()?, [[1., 0., 0., 1.], [1., 0., 0., 0.]]);
@@ -238,7 +238,7 @@ impl GroupBatch {
     ///
     /// ```
     /// use candle_core::Device;
-    /// use grpo_runner::batch::GroupBatch;
+    /// use grpo_runner::rollout::batch::GroupBatch;
     /// let p: &[u32] = &[5, 6];
     /// let (a, b): (&[u32], &[u32]) = (&[7, 8, 9], &[1]);
     /// let all = GroupBatch::pack(&[(&[4][..], vec![a]), (p, vec![b, b])], 0, &Device::Cpu)?;

@@ -4,10 +4,10 @@
 
 use candle_core::Tensor;
 
-use crate::batch::GroupBatch;
 use crate::error::{Error, Result};
 use crate::model::{KvCache, Model};
-use crate::sampler::Completion;
+use crate::rollout::batch::GroupBatch;
+use crate::rollout::sampler::Completion;
 
 /// Logits of every completion position of `batch` (the window of [`GroupBatch`]): each
 /// group's prompt runs through `model` once, its KV cache is fanned out to the group's rows,
@@ -86,9 +86,9 @@ pub(crate) mod tests {
     use candle_core::{DType, Device};
 
     use super::*;
-    use crate::batch::PackedBatch;
     use crate::model::ModelConfig;
-    use crate::sampler::CompletionId;
+    use crate::rollout::batch::PackedBatch;
+    use crate::rollout::sampler::CompletionId;
 
     /// Σ of the completion tokens' log-probs, through the grouped pass and through one full
     /// forward pass per row (prompt ++ completion, right padded).
@@ -151,7 +151,7 @@ pub(crate) mod tests {
         calls: std::collections::HashSet<CompletionId>,
     }
 
-    impl crate::sampler::ToolDriver for FixedTool {
+    impl crate::rollout::sampler::ToolDriver for FixedTool {
         fn is_call(&mut self, completion: CompletionId, tokens: &[u32]) -> Result<bool> {
             Ok(tokens.len() == 3 && !self.calls.contains(&completion))
         }
@@ -168,7 +168,7 @@ pub(crate) mod tests {
     fn the_ratio_is_one_on_policy_tokens_after_tool_output() {
         let model = Model::random(&ModelConfig::tiny(16), DType::F32, &Device::Cpu, 11).unwrap();
         let prompts = vec![vec![1u32, 2, 3], vec![4u32]];
-        let config = crate::sampler::SamplingConfig {
+        let config = crate::rollout::sampler::SamplingConfig {
             temperature: 0.9,
             max_new_tokens: 10,
             seed: 5,
@@ -178,9 +178,15 @@ pub(crate) mod tests {
         let mut tool = FixedTool {
             calls: Default::default(),
         };
-        let (groups, _) =
-            crate::sampler::sample_with_tools(&model, &prompts, 0, 3, &config, Some(&mut tool))
-                .unwrap();
+        let (groups, _) = crate::rollout::sampler::sample_with_tools(
+            &model,
+            &prompts,
+            0,
+            3,
+            &config,
+            Some(&mut tool),
+        )
+        .unwrap();
         for (prompt, group) in prompts.iter().zip(&groups) {
             for c in group {
                 assert_eq!(c.tool_spans, [(3, 6)]);
@@ -202,7 +208,8 @@ pub(crate) mod tests {
         }
         // The same draws as without a tool up to the call: each completion keeps its stream.
         let (plain, _) =
-            crate::sampler::sample_with_tools(&model, &prompts, 0, 3, &config, None).unwrap();
+            crate::rollout::sampler::sample_with_tools(&model, &prompts, 0, 3, &config, None)
+                .unwrap();
         for (a, b) in groups.iter().flatten().zip(plain.iter().flatten()) {
             assert_eq!(a.tokens[..3], b.tokens[..3]);
         }

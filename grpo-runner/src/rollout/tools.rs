@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::ToolsSection;
 use crate::error::{Error, Result};
-use crate::sampler::{CompletionId, ToolDriver};
+use crate::rollout::sampler::{CompletionId, ToolDriver};
 use crate::tokenizer::Tokenizer;
 
 /// Opens a call: the policy writes it.
@@ -63,7 +63,7 @@ pub struct ToolCall {
 /// `text` ends with that close.
 ///
 /// ```
-/// use grpo_runner::tools::call_code;
+/// use grpo_runner::rollout::tools::call_code;
 /// assert_eq!(call_code("<think>```python\n2+3\n```\n").as_deref(), Some("2+3"));
 /// assert_eq!(call_code("<think>```python\n2+3"), None);
 /// assert_eq!(call_code("no call\n```\n"), None);

@@ -7,11 +7,11 @@
 //!   metrics.jsonl      one StepRecord per GRPO step
 //!   eval.jsonl         one EvalRecord per evaluation (`step`, `accuracy`, …)
 //!   samples.jsonl      a few completions per step with every reward and the verdict
-//!   checkpoints/       step-NNNNNN/ (see crate::checkpoint)
+//!   checkpoints/       step-NNNNNN/ (see crate::run::checkpoint)
 //!   final/             the final policy in HF format (config.json, model.safetensors, tokenizer.json)
 //!   plot.png           reward (per step) and held-out accuracy (per evaluation)
 //!   events.out.tfevents.*.grpo   with `report.to = ["tensorboard"]`: the step and
-//!                      evaluation records for TensorBoard (see crate::tensorboard)
+//!                      evaluation records for TensorBoard (see crate::run::tensorboard)
 //! ```
 
 use std::fs::{File, OpenOptions};
@@ -24,9 +24,9 @@ use serde::de::DeserializeOwned;
 use crate::config::{ReportTarget, TrainConfig};
 use crate::error::{Error, Result};
 use crate::eval::EvalSettings;
-use crate::metrics::{EvalRecord, SampleRecord, StepRecord};
 use crate::model::Model;
-use crate::tensorboard::{self, EventWriter};
+use crate::run::records::{EvalRecord, SampleRecord, StepRecord};
+use crate::run::tensorboard::{self, EventWriter};
 use crate::tokenizer::Tokenizer;
 
 const METRICS: &str = "metrics.jsonl";
@@ -325,7 +325,7 @@ impl RunDir {
     /// system font is found.
     pub fn plot(&self) -> Result<PathBuf> {
         let path = self.root.join("plot.png");
-        crate::plot::draw(&path, &self.steps()?, &self.evals()?)?;
+        crate::run::plot::draw(&path, &self.steps()?, &self.evals()?)?;
         Ok(path)
     }
 }

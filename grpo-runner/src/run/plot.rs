@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::metrics::{EvalRecord, StepRecord};
+use crate::run::records::{EvalRecord, StepRecord};
 
 const FONT_CANDIDATES: &[&str] = &[
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",

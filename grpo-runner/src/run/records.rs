@@ -191,7 +191,7 @@ pub struct SampleRecord {
     /// exactly as the code printed it (the completion text holds each as a
     /// ```` ```python ```` block followed by its ```` ```output ```` block).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<crate::tools::ToolCall>,
+    pub tool_calls: Vec<crate::rollout::tools::ToolCall>,
 }
 
 /// What a progress display is told.

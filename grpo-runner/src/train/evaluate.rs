@@ -10,9 +10,9 @@ use super::Trainer;
 use super::rollout::score_with_retries;
 use crate::error::Result;
 use crate::eval::{EvalConfig, EvalSettings};
-use crate::metrics::{EvalRecord, mean_std};
-use crate::sampler::ToolDriver;
-use crate::tools::CodeTool;
+use crate::rollout::sampler::ToolDriver;
+use crate::rollout::tools::CodeTool;
+use crate::run::records::{EvalRecord, mean_std};
 
 impl Trainer {
     /// Greedy accuracy on the first `eval.problems` problems of the eval split, from the

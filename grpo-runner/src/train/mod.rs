@@ -30,6 +30,7 @@ mod evaluate;
 mod report;
 mod rollout;
 mod setup;
+pub mod sft;
 mod update;
 
 use std::sync::Arc;
@@ -43,21 +44,21 @@ use grpo_tasks::{Manifest, Task, Template};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::checkpoint::{self, RngState, TrainState};
 use crate::config::TrainConfig;
 use crate::error::{Error, Result};
 use crate::eval::encode_prompt;
-use crate::metrics::{EvalRecord, Event, SampleRecord, StepRecord};
 use crate::model::Model;
 use crate::optim::AdamW;
-use crate::report::RunDir;
-use crate::sft::{self, WarmupProblem, WarmupReport};
+use crate::run::checkpoint::{self, RngState, TrainState};
+use crate::run::dir::RunDir;
+use crate::run::records::{EvalRecord, Event, SampleRecord, StepRecord};
 use crate::tokenizer::Tokenizer;
 use report::{StepFacts, StepTally, UpdateOutcome};
 use rollout::{Group, StepBatch};
 use setup::{load_tasks, sandbox_for};
+use sft::{WarmupProblem, WarmupReport};
 
-pub use crate::logprobs::completion_logprobs;
+pub use crate::rollout::logprobs::completion_logprobs;
 
 /// What [`Trainer::run`] ends with.
 #[derive(Debug, Clone, PartialEq)]
@@ -358,7 +359,7 @@ impl Trainer {
     }
 
     /// The supervised warm-up on the training split, or its first `warmup.problems` problems
-    /// (see [`crate::sft`]); `None` when the config asks for none.
+    /// (see [`crate::train::sft`]); `None` when the config asks for none.
     pub fn warm_up(&mut self, on_event: &mut dyn FnMut(&Event)) -> Result<Option<WarmupReport>> {
         let w = self.config.warmup.clone();
         if w.steps == 0 {

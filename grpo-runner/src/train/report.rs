@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use grpo_core::StepMetrics;
 
 use super::rollout::{Group, Rollout};
-use crate::metrics::{SampleRecord, StepRecord, mean_std};
-use crate::sampler::FinishReason;
+use crate::rollout::sampler::FinishReason;
+use crate::run::records::{SampleRecord, StepRecord, mean_std};
 
 /// Running totals over every group a step sampled, kept for the update or filtered out.
 #[derive(Debug, Default)]

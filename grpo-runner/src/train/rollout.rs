@@ -14,12 +14,14 @@ use rand::Rng;
 use candle_core::Device;
 
 use super::{Trainer, derive_seed};
-use crate::batch::GroupBatch;
 use crate::error::{Error, Result};
-use crate::logprobs::batch_logprobs;
 use crate::model::Model;
-use crate::sampler::{Completion, CompletionId, SamplingConfig, ToolDriver, sample_with_tools};
-use crate::tools::{CodeTool, ToolCall, ToolLog};
+use crate::rollout::batch::GroupBatch;
+use crate::rollout::logprobs::batch_logprobs;
+use crate::rollout::sampler::{
+    Completion, CompletionId, SamplingConfig, ToolDriver, sample_with_tools,
+};
+use crate::rollout::tools::{CodeTool, ToolCall, ToolLog};
 
 /// One prompt's group of sampled completions, scored.
 #[derive(Debug, Clone)]

@@ -63,14 +63,14 @@ pub(super) fn sandbox_for(config: &TrainConfig, tasks: &[&[Task]]) -> Result<Opt
 
 /// The code interpreter's sandbox when the run gives the policy the tool: a session for
 /// every completion of a sampling call or an evaluation batch at once (sessions live until
-/// their sampling call ends), each of the tool's memory ([`crate::tools::sandbox`]).
+/// their sampling call ends), each of the tool's memory ([`crate::rollout::tools::sandbox`]).
 pub(super) fn tools_sandbox(config: &TrainConfig) -> Result<Option<Sandbox>> {
     if !config.tools.enabled {
         return Ok(None);
     }
     let rows = (config.sampling.prompts_per_step * config.sampling.group_size)
         .max(config.eval.batch_prompts.max(1));
-    crate::tools::sandbox(
+    crate::rollout::tools::sandbox(
         &config.tools,
         rows,
         config.sandbox.concurrency,

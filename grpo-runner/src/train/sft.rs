@@ -24,11 +24,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tokenizers::AddedToken;
 
-use crate::batch::PackedBatch;
 use crate::config::WarmupSection;
 use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::optim::{AdamW, AdamWConfig};
+use crate::rollout::batch::PackedBatch;
 use crate::schedule::{Schedule, ScheduleKind};
 use crate::tokenizer::{CHAR_EOS, Tokenizer};
 use grpo_tasks::{CodeTask, MathTask};
@@ -42,7 +42,7 @@ pub const FORMAT_TAGS: [&str; 4] = ["<think>", "</think>", "<answer>", "</answer
 /// arithmetic signs), with the [`FORMAT_TAGS`] as whole tokens.
 ///
 /// ```
-/// use grpo_runner::sft::format_tokenizer;
+/// use grpo_runner::train::sft::format_tokenizer;
 /// let tok = format_tokenizer(&["What is 2 + 3?"])?;
 /// let ids = tok.encode("<think>2+3=5</think><answer>5</answer>")?;
 /// // <think> 2 + 3 = 5 </think> <answer> 5 </answer>: the tags are one token each
@@ -56,10 +56,10 @@ pub fn format_tokenizer(texts: &[&str]) -> Result<Tokenizer> {
 
 /// [`format_tokenizer`] for runs whose policy calls the code interpreter: every printable
 /// ASCII character too (what code and its output are written in), and the tool's fences
-/// ([`crate::tools::TOOL_TAGS`]) as whole tokens.
+/// ([`crate::rollout::tools::TOOL_TAGS`]) as whole tokens.
 ///
 /// ```
-/// use grpo_runner::sft::tool_tokenizer;
+/// use grpo_runner::train::sft::tool_tokenizer;
 /// let tok = tool_tokenizer(&["What is 2 + 3?"])?;
 /// let text = "<think>```python\n2+3\n```\n```output\n5\n```\n</think><answer>5</answer>";
 /// let ids = tok.encode(text)?;
@@ -74,7 +74,7 @@ pub fn tool_tokenizer(texts: &[&str]) -> Result<Tokenizer> {
     all.push(&printable);
     let tags: Vec<&str> = FORMAT_TAGS
         .iter()
-        .chain(crate::tools::TOOL_TAGS.iter())
+        .chain(crate::rollout::tools::TOOL_TAGS.iter())
         .copied()
         .collect();
     tokenizer_with_tags(&all, &tags)
@@ -104,7 +104,7 @@ fn tokenizer_with_tags(texts: &[&str], tags: &[&str]) -> Result<Tokenizer> {
 /// or whose stored work does not end at its reference answer.
 ///
 /// ```
-/// use grpo_runner::sft::solution;
+/// use grpo_runner::train::sft::solution;
 /// use grpo_tasks::MathTask;
 /// let task: MathTask = serde_json::from_str(r#"{"id":"a","prompt":"What is 47 - 12 + 8?",
 ///     "answer":"43","metadata":{"expression":"47-12+8","work":["47-12=35","35+8=43"]}}"#)?;
@@ -140,11 +140,11 @@ pub fn solution(task: &MathTask, worked: bool) -> Option<String> {
 }
 
 /// A math task's warm-up solution that calls the code interpreter on the task's expression
-/// and copies its output into the answer ([`crate::tools`] has the block format); `None`
+/// and copies its output into the answer ([`crate::rollout::tools`] has the block format); `None`
 /// without a stored expression.
 ///
 /// ```
-/// use grpo_runner::sft::tool_solution;
+/// use grpo_runner::train::sft::tool_solution;
 /// use grpo_tasks::MathTask;
 /// let task: MathTask = serde_json::from_str(r#"{"id":"a","prompt":"What is 47 - 12 + 8?",
 ///     "answer":"43","metadata":{"expression":"47-12+8"}}"#)?;
@@ -155,7 +155,7 @@ pub fn solution(task: &MathTask, worked: bool) -> Option<String> {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 pub fn tool_solution(task: &MathTask) -> Option<String> {
-    use crate::tools::{BLOCK_CLOSE, CALL_OPEN, OUTPUT_OPEN};
+    use crate::rollout::tools::{BLOCK_CLOSE, CALL_OPEN, OUTPUT_OPEN};
     let expression = task.metadata.as_ref()?.get("expression")?.as_str()?;
     let answer = task.answer.trim();
     Some(format!(
@@ -177,7 +177,7 @@ pub fn code_plan(task: &CodeTask) -> Option<String> {
 /// none) as the reasoning, the reference solution as the answer; `None` without a reference.
 ///
 /// ```
-/// use grpo_runner::sft::code_solution;
+/// use grpo_runner::train::sft::code_solution;
 /// let task: grpo_tasks::CodeTask = serde_json::from_str(
 ///     r#"{"id":"c","prompt":"Write f(x) that returns x plus 1.","language":"python","mode":"full",
 ///         "tests":{"type":"call","entry_point":"f","cases":[{"args":[1],"expected":2}]},

@@ -10,10 +10,10 @@ use rand_chacha::ChaCha8Rng;
 
 use super::rollout::StepBatch;
 use super::{Trainer, derive_seed};
-use crate::batch::PackedBatch;
 use crate::error::{Error, Result};
-use crate::logprobs::window_logits;
-use crate::metrics::mean_std;
+use crate::rollout::batch::PackedBatch;
+use crate::rollout::logprobs::window_logits;
+use crate::run::records::mean_std;
 
 impl Trainer {
     /// μ passes over the step's batch in minibatches of whole groups (`advantages`: one row
@@ -140,10 +140,10 @@ mod tests {
     use candle_core::{DType, Device};
 
     use super::*;
-    use crate::batch::GroupBatch;
-    use crate::logprobs::tests::gradient_differences;
-    use crate::logprobs::window_logits;
     use crate::model::{Model, ModelConfig};
+    use crate::rollout::batch::GroupBatch;
+    use crate::rollout::logprobs::tests::gradient_differences;
+    use crate::rollout::logprobs::window_logits;
     use grpo_core::{LossInputs, Normalizer, StepMetrics};
 
     /// The loss of one group with the given mask, ratio against `old`, token reduction.

@@ -6,9 +6,9 @@
 use candle_core::{DType, Device, Tensor};
 use grpo_runner::config::{Preset, TrainConfig};
 use grpo_runner::model::{Architecture, Model};
-use grpo_runner::report::RunDir;
-use grpo_runner::sampler::{SamplingConfig, sample};
-use grpo_runner::trainer::{Trainer, completion_logprobs};
+use grpo_runner::rollout::sampler::{SamplingConfig, sample};
+use grpo_runner::run::dir::RunDir;
+use grpo_runner::train::{Trainer, completion_logprobs};
 
 use crate::common::{random_ids, random_tensors, small_config};
 

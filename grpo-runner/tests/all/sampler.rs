@@ -4,7 +4,9 @@
 use crate::common::{random_ids, random_model, random_tensors, small_config};
 use candle_core::{DType, Device, Tensor};
 use grpo_runner::model::{Architecture, Model};
-use grpo_runner::sampler::{FinishReason, SamplingConfig, sample, sample_from, score_completion};
+use grpo_runner::rollout::sampler::{
+    FinishReason, SamplingConfig, sample, sample_from, score_completion,
+};
 
 fn model() -> Model {
     random_model(&small_config(Architecture::Qwen2, 30, true), 21, DType::F32)

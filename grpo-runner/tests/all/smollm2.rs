@@ -12,7 +12,7 @@ use candle_core::quantized::gguf_file;
 use candle_core::{DType, Device, Tensor};
 use candle_transformers::models::quantized_llama;
 use grpo_runner::loading;
-use grpo_runner::sampler::{SamplingConfig, sample};
+use grpo_runner::rollout::sampler::{SamplingConfig, sample};
 
 fn gguf_path() -> std::path::PathBuf {
     std::env::var_os("GRPO_SMOLLM2_GGUF")

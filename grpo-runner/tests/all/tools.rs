@@ -5,9 +5,9 @@
 
 use grpo_rewards::RunStatus;
 use grpo_runner::config::ToolsSection;
-use grpo_runner::sampler::{CompletionId, ToolDriver};
-use grpo_runner::sft::tool_tokenizer;
-use grpo_runner::tools::CodeTool;
+use grpo_runner::rollout::sampler::{CompletionId, ToolDriver};
+use grpo_runner::rollout::tools::CodeTool;
+use grpo_runner::train::sft::tool_tokenizer;
 use grpo_sandbox::Sandbox;
 
 fn settings() -> ToolsSection {

@@ -8,8 +8,8 @@ use futures::future::BoxFuture;
 use grpo_rewards::result::{Verdict, VerdictKind};
 use grpo_rewards::{Reward, RewardError, Score, Scorer, ScoringConfig};
 use grpo_runner::config::{Preset, TrainConfig};
-use grpo_runner::report::RunDir;
-use grpo_runner::trainer::Trainer;
+use grpo_runner::run::dir::RunDir;
+use grpo_runner::train::Trainer;
 use grpo_tasks::Task;
 
 /// Scores completions by length parity (so groups have variance), but every third call

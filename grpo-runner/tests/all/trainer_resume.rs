@@ -1,9 +1,9 @@
 //! Resuming from a checkpoint continues exactly like an uninterrupted run (same thread count).
 
 use grpo_runner::config::{Preset, TrainConfig};
-use grpo_runner::metrics::StepRecord;
-use grpo_runner::report::RunDir;
-use grpo_runner::trainer::Trainer;
+use grpo_runner::run::dir::RunDir;
+use grpo_runner::run::records::StepRecord;
+use grpo_runner::train::Trainer;
 
 fn smoke(extra: &[&str]) -> TrainConfig {
     // Partial format credit gives a random policy reward variance, so the updates are real.

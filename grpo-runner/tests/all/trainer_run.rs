@@ -2,8 +2,8 @@
 //! model loads back, and a learning rate of 0 leaves the policy unchanged.
 
 use grpo_runner::config::{Preset, TrainConfig};
-use grpo_runner::report::RunDir;
-use grpo_runner::trainer::Trainer;
+use grpo_runner::run::dir::RunDir;
+use grpo_runner::train::Trainer;
 
 #[test]
 fn smoke_run_writes_the_run_directory() {

@@ -47,7 +47,7 @@ impl CompletionId {
     /// sample`): the number of its random stream, so the draws do not depend on batching.
     ///
     /// ```
-    /// use grpo_runner::sampler::CompletionId;
+    /// use grpo_runner::rollout::sampler::CompletionId;
     /// assert_eq!(CompletionId { prompt: 2, sample: 1 }.index(4), 9);
     /// ```
     pub fn index(self, group_size: usize) -> usize {

@@ -145,7 +145,7 @@ pub(super) fn reborrow<'b>(
 }
 
 /// A tool the policy calls in the middle of a completion (the code interpreter of
-/// [`crate::tools`]), as [`super::sample_with_tools`] drives it, naming each completion by
+/// [`crate::rollout::tools`]), as [`super::sample_with_tools`] drives it, naming each completion by
 /// its [`CompletionId`].
 pub trait ToolDriver {
     /// Whether `tokens`, the completion so far, end a call the row may make now (checked
