@@ -49,12 +49,13 @@ use crate::error::{Error, Result};
 use crate::eval::encode_prompt;
 use crate::model::Model;
 use crate::optim::AdamW;
+use crate::rollout::batch::StepBatch;
+use crate::rollout::group::Group;
 use crate::run::checkpoint::{self, RngState, TrainState};
 use crate::run::dir::RunDir;
 use crate::run::records::{EvalRecord, Event, SampleRecord, StepRecord};
 use crate::tokenizer::Tokenizer;
 use report::{StepFacts, StepTally, UpdateOutcome};
-use rollout::{Group, StepBatch};
 use setup::{load_tasks, sandbox_for};
 use sft::{WarmupProblem, WarmupReport};
 

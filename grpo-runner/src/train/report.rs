@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use grpo_core::StepMetrics;
 
-use super::rollout::{Group, Rollout};
+use super::rollout::Rollout;
+use crate::rollout::group::Group;
 use crate::rollout::sampler::FinishReason;
 use crate::run::records::{SampleRecord, StepRecord, mean_std};
 

@@ -1,7 +1,6 @@
 //! Rollout: sample a step's groups with the current policy and score them with the reward
 //! set (code in the sandbox, the first half scored while the second is sampled); faulted
-//! groups are retried, then left out. The groups the step trains on are then packed once into
-//! a [`StepBatch`], which the reference log-probs and every pass of the update read.
+//! groups are retried, then left out.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,40 +10,13 @@ use grpo_rewards::{RewardError, ScoreOptions, ScoredResult, Scorer};
 use grpo_tasks::Task;
 use rand::Rng;
 
-use candle_core::Device;
-
 use super::{Trainer, derive_seed};
 use crate::error::{Error, Result};
-use crate::model::Model;
-use crate::rollout::batch::GroupBatch;
-use crate::rollout::logprobs::batch_logprobs;
+use crate::rollout::group::Group;
 use crate::rollout::sampler::{
     Completion, CompletionId, SamplingConfig, ToolDriver, sample_with_tools,
 };
-use crate::rollout::tools::{CodeTool, ToolCall, ToolLog};
-
-/// One prompt's group of sampled completions, scored.
-#[derive(Debug, Clone)]
-pub(super) struct Group {
-    pub(super) task: Task,
-    pub(super) prompt: String,
-    pub(super) prompt_ids: Vec<u32>,
-    pub(super) completions: Vec<Completion>,
-    pub(super) texts: Vec<String>,
-    pub(super) scores: Vec<ScoredResult>,
-    /// The rewards the advantages are computed from: each score's reward plus shaping
-    /// (the overlong penalty, when on).
-    pub(super) rewards: Vec<f64>,
-    /// The code-interpreter calls of each completion (empty without tools).
-    pub(super) tool_calls: Vec<Vec<ToolCall>>,
-}
-
-impl Group {
-    /// Whether every completion got the same shaped reward (its advantages are all zero).
-    pub(super) fn is_tied(&self) -> bool {
-        grpo_core::is_tied(&self.rewards)
-    }
-}
+use crate::rollout::tools::{CodeTool, ToolLog};
 
 /// What one round of sampling and scoring produced.
 pub(super) struct Rollout {
@@ -218,62 +190,6 @@ impl Trainer {
             fault_groups,
             tool_faults: self.tools.as_ref().map(|_| tool_log.faults.len()),
             tool_wait_seconds,
-        })
-    }
-}
-
-/// The groups a step trains on, packed once: every completion after its group's prompt,
-/// tool output masked from the loss. The reference log-probs and every pass of the update read
-/// this one batch; a micro-batch is a [`GroupBatch::select`] of it.
-pub(super) struct StepBatch<'a> {
-    pub(super) groups: &'a [Group],
-    pub(super) packed: GroupBatch,
-    /// Reference log-probs per group, per completion (β > 0 only).
-    pub(super) reference: Option<Vec<Vec<Vec<f32>>>>,
-}
-
-impl<'a> StepBatch<'a> {
-    /// Packs `groups` (at least one) with `pad_id` on `device`; with a `reference` model,
-    /// scores every completion under it too (at `temperature`, as the update's ratio).
-    pub(super) fn pack(
-        groups: &'a [Group],
-        pad_id: u32,
-        device: &Device,
-        reference: Option<&Model>,
-        temperature: f64,
-    ) -> Result<Self> {
-        let rows: Vec<(&[u32], Vec<&[u32]>)> = groups
-            .iter()
-            .map(|g| {
-                let completions = g.completions.iter().map(|c| &c.tokens[..]);
-                (&g.prompt_ids[..], completions.collect())
-            })
-            .collect();
-        let mut packed = GroupBatch::pack(&rows, pad_id, device)?;
-        // Tool output is context, not the policy's action.
-        let spans: Vec<&[(usize, usize)]> = groups
-            .iter()
-            .flat_map(|g| g.completions.iter().map(|c| &c.tool_spans[..]))
-            .collect();
-        if spans.iter().any(|s| !s.is_empty()) {
-            packed.mask_spans(&spans)?;
-        }
-        let reference = match reference {
-            Some(model) => {
-                // Detached once for the step. Group by group: the numbers a batch of one
-                // group gives, whatever else the step holds.
-                let model = model.detached()?;
-                let scored = (0..groups.len())
-                    .map(|g| batch_logprobs(&model, &packed.select(&[g])?, temperature))
-                    .collect::<Result<Vec<_>>>()?;
-                Some(scored)
-            }
-            None => None,
-        };
-        Ok(StepBatch {
-            groups,
-            packed,
-            reference,
         })
     }
 }

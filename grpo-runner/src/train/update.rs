@@ -8,10 +8,10 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::rollout::StepBatch;
 use super::{Trainer, derive_seed};
 use crate::error::{Error, Result};
 use crate::rollout::batch::PackedBatch;
+use crate::rollout::batch::StepBatch;
 use crate::rollout::logprobs::window_logits;
 use crate::run::records::mean_std;
 
