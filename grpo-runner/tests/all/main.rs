@@ -8,6 +8,7 @@
 
 mod common;
 mod model;
+mod module_graph;
 mod precision;
 mod sampler;
 mod smollm2;
