@@ -1,5 +1,5 @@
 //! Packing (prompt, completion) pairs into the tensors of one teacher-forced forward pass, and
-//! the step's groups packed once ([`StepBatch`]).
+//! the step's groups packed once (`StepBatch`).
 //!
 //! Every row is `prompt ++ completion`, right padded to the longest row, positions from 0. The
 //! model sees `row[..n-1]` and predicts `row[1..]`, so the completion's `k`-th token is

@@ -22,9 +22,12 @@
 //! [`Trainer::run`] adds the supervised warm-up, held-out evaluations (greedy, accuracy
 //! verdict only), checkpoints and the run directory's files around the steps.
 //!
-//! Files: `setup.rs` (pack and sandbox), `rollout.rs` (sample and score into groups),
-//! `update.rs` (the policy update), `report.rs` (a step's records), `evaluate.rs` (held-out
-//! evaluation); the step and the run are here.
+//! Files: `setup.rs` (pack and sandbox), `rollout.rs` (sample and score a round into
+//! groups (`rollout/group.rs`)), `update.rs` (the policy update over the step's
+//! `StepBatch` (`rollout/batch.rs`)), `report.rs` (a step's records),
+//! `evaluate.rs` (held-out evaluation), `sft.rs` (the warm-up); the step and the run are here.
+//! The data they pass (groups, the packed batch) lives in [`crate::rollout`], what a run
+//! writes in [`crate::run`].
 
 mod evaluate;
 mod report;
