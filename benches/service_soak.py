@@ -57,7 +57,7 @@ def fds(pid: int) -> int:
 
 
 # The sandbox keeps emptied run directories for later runs, at most this many
-# (grpo-sandbox/src/rundir.rs, `KEEP`): how many it keeps depends on how many runs
+# (grpo-sandbox/src/engine/rundir.rs, `KEEP`): how many it keeps depends on how many runs
 # overlapped, so they are counted apart from the entries that would be a leak.
 RUN_DIRS_KEPT_AT_MOST = 64
 

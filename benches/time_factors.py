@@ -6,7 +6,7 @@ on a judge's machine. The sandbox runs CPython and QuickJS compiled to wasm, and
 to wasm, so the same program needs more CPU time there. This script runs one fixed set of
 programs both ways, on this machine, and prints each program's ratio of CPU times and the
 median per language: the factor `grpo-sandbox` applies to native time limits
-(`grpo-sandbox/src/native_time.rs`).
+(`grpo-sandbox/src/judge/native_time.rs`).
 
     python3 benches/time_factors.py --grpo target/release/grpo [--rounds 3] [--json out.json]
 

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-#[path = "src/digest.rs"]
+#[path = "src/engine/digest.rs"]
 mod digest;
 
 const BLOB: &str = "runtime/python.wasm.zst";

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Lists the functions each standard C header of zig's wasi-libc declares, for
-grpo-sandbox/src/cc/libc_names.txt (the names a C or C++ program may shadow with its own
-function; see grpo-sandbox/src/cc/shadow.rs).
+grpo-sandbox/src/guest/cc/libc_names.txt (the names a C or C++ program may shadow with its own
+function; see grpo-sandbox/src/guest/cc/shadow.rs).
 
     python3 scripts/libc_names.py ~/.cache/grpo-rs/toolchains/zig-0.17.0/ziglang/zig \
-        > grpo-sandbox/src/cc/libc_names.txt
+        > grpo-sandbox/src/guest/cc/libc_names.txt
 
 Each header is preprocessed alone with the C job flags; every declaration in the output
 (the header and what it includes) that declares a function contributes its name.

@@ -25,9 +25,9 @@ pub enum SandboxError {
     #[error(transparent)]
     InvalidLimit(#[from] grpo_rewards::code::LimitError),
     /// The C/C++ toolchain is missing or could not compile on our side (never the program's
-    /// own compile error: that is a failed [`CompileStep`](crate::languages::CompileStep)).
+    /// own compile error: that is a failed [`CompileStep`](crate::run_program::CompileStep)).
     #[error("{0}")]
-    Toolchain(#[from] crate::cc::CcError),
+    Toolchain(#[from] crate::guest::cc::CcError),
     /// A request asks for something its language does not offer.
     #[error("{reason}")]
     Unsupported {

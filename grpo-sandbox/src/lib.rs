@@ -7,38 +7,34 @@
 #![deny(clippy::unwrap_used)]
 #![warn(missing_docs)]
 
-mod budget;
-pub mod cc;
-pub mod checker;
-pub mod compare;
-mod cpu_clock;
-mod digest;
+// The layers, from the bottom up: each imports only those below it (checked by
+// `scripts/module_cycles.py`, run in CI).
+//
+// | layer | what |
+// |---|---|
+// | `error` | the crate's error type (names the error types of the layers) |
+// | `engine/` | wasmtime, the one run path, budgets, CPU slots, streams, run directories |
+// | `guest/` | what runs on the engine: Python, QuickJS, TypeScript, WASIp1 modules, C/C++ |
+// | `sandbox` | [`Sandbox`]: the engine and the guests' caches behind one handle |
+// | `run_program` | [`RunRequest`] to [`RunOutput`]: the one dispatch by language |
+// | `session` | interpreter sessions: an interpreter kept alive across calls |
+// | `judge/` | [`CodeReward`]: programs against tests, comparisons, checkers, time scaling |
+pub mod engine;
 pub mod error;
-pub mod files;
-pub mod harness;
-mod js;
-pub mod languages;
-mod module;
-pub mod native_time;
-mod pipe;
-pub mod reward;
-mod run;
-mod rundir;
-pub mod runtime;
+pub mod guest;
+pub mod judge;
+pub mod run_program;
 pub mod sandbox;
 pub mod session;
-mod slot;
-mod stale;
-pub mod ts;
 
 use std::sync::Arc;
 
-pub use compare::first_difference;
+pub use engine::runtime::{Allocator, EngineOptions};
 pub use error::SandboxError;
 pub use grpo_rewards::code::{Credit, LimitCaps, Limits};
-pub use languages::{CompileStep, RunOutput, RunRequest};
-pub use reward::CodeReward;
-pub use runtime::{Allocator, EngineOptions};
+pub use judge::CodeReward;
+pub use judge::compare::first_difference;
+pub use run_program::{CompileStep, RunOutput, RunRequest};
 pub use sandbox::{Sandbox, SandboxOptions};
 pub use session::{Session, SessionLimits, SessionStats};
 

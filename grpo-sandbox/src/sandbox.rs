@@ -6,7 +6,7 @@
 //! Limits are enforced by the host:
 //!
 //! - CPU time: the CPU time the guest's own thread received in the polls that ran it
-//!   ([`crate::cpu_clock`]), checked by epoch interruption every [`TICK`]; the deadline
+//!   ([`crate::engine::cpu_clock`]), checked by epoch interruption every [`TICK`]; the deadline
 //!   callback stops the guest when `time_limit_ms` is spent (time the machine gives to other
 //!   work does not count, so load does not change a verdict);
 //! - wall clock: the call runs under a tokio timeout, a net for waiting (a guest blocked in
@@ -20,27 +20,25 @@
 //!   holds more than `file_quota_bytes` (checked every tick and once at the end).
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::Semaphore;
-use wasmtime::component::{Linker, ResourceTable};
-use wasmtime::{Engine, Store};
-use wasmtime_wasi::p2::bindings::{Command, CommandPre};
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+use wasmtime_wasi::p2::bindings::CommandPre;
 
-pub use crate::budget::TICK;
-use crate::budget::{Budget, HasBudget, Traps};
+use crate::engine::budget::Budget;
+pub use crate::engine::budget::TICK;
+use crate::engine::files::JobFiles;
+use crate::engine::run;
+use crate::engine::run::RawRun;
+use crate::engine::runtime::{self, EngineOptions};
 use crate::error::{Result, SandboxError};
-use crate::files::JobFiles;
-use crate::harness::{self, Job};
-use crate::module::{self, Entry, ModuleGuest, P1State};
-use crate::pipe::CappedPipe;
-use crate::run::RawRun;
-use crate::run::{self, Exit, Guest};
-use crate::runtime::{self, EngineOptions};
+use crate::guest::python::harness::{self, Job};
+use crate::guest::python::{HostState, PythonGuest};
+use crate::guest::wasip1::{self, Entry, ModuleGuest, P1State};
 use grpo_rewards::code::limits::Limits;
 use grpo_rewards::result::{RunResult, RunStatus};
 
@@ -71,7 +69,7 @@ struct Inner {
     /// Where run directories go (`None`: the system's temporary directory).
     temp_root: Option<PathBuf>,
     /// Empty run directories under `temp_root`, reused from run to run.
-    run_dirs: crate::rundir::RunDirs,
+    run_dirs: crate::engine::rundir::RunDirs,
     /// C/C++ compiles at once for this sandbox's own compiler (`None`: the process-wide one).
     compile_parallel: Option<usize>,
     /// Programs started so far.
@@ -85,9 +83,9 @@ struct Inner {
     /// QuickJS-NG, compiled and linked on first use, and its version.
     quickjs: tokio::sync::OnceCell<(wasmtime::InstancePre<P1State>, String)>,
     /// Linked C and C++ modules by hash.
-    modules: crate::languages::ModuleCache,
+    modules: crate::guest::wasip1::ModuleCache,
     /// The C/C++ compiler, when one was set; else the process-wide one.
-    compiler: OnceLock<crate::cc::Compiler>,
+    compiler: OnceLock<crate::guest::cc::Compiler>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -125,11 +123,11 @@ impl SandboxOptions {
     /// grown by one slot per session. The one place the pool is sized for sessions.
     pub fn engine_options(&self) -> EngineOptions {
         let allocator = match self.engine.allocator {
-            crate::runtime::Allocator::Pooling {
+            crate::engine::runtime::Allocator::Pooling {
                 total_instances,
                 max_memory_mb,
                 keep_resident_mb,
-            } => crate::runtime::Allocator::Pooling {
+            } => crate::engine::runtime::Allocator::Pooling {
                 total_instances: total_instances
                     .saturating_add(u32::try_from(self.sessions).unwrap_or(u32::MAX)),
                 max_memory_mb,
@@ -164,12 +162,12 @@ impl Default for SandboxOptions {
 /// memory, 16 per worker. At least the worker count.
 pub fn max_live(options: &SandboxOptions, concurrency: usize) -> usize {
     let cap = match options.engine_options().allocator {
-        crate::runtime::Allocator::Pooling {
+        crate::engine::runtime::Allocator::Pooling {
             total_instances, ..
         } => usize::try_from(total_instances)
             .unwrap_or(usize::MAX)
             .saturating_sub(2),
-        crate::runtime::Allocator::OnDemand => concurrency.saturating_mul(16),
+        crate::engine::runtime::Allocator::OnDemand => concurrency.saturating_mul(16),
     };
     cap.max(concurrency).max(1)
 }
@@ -187,7 +185,7 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(engine_err)?;
         let pre = CommandPre::new(linker.instantiate_pre(&component).map_err(engine_err)?)
             .map_err(engine_err)?;
-        let p1_linker = module::linker(&engine)?;
+        let p1_linker = wasip1::linker(&engine)?;
         start_ticker(&engine);
         let concurrency = options.concurrency.max(1);
         Ok(Sandbox {
@@ -199,7 +197,7 @@ impl Sandbox {
                 concurrency,
                 compiled_harness: tokio::sync::OnceCell::new(),
                 temp_root: options.temp_root.clone(),
-                run_dirs: crate::rundir::RunDirs::new(options.temp_root.clone()),
+                run_dirs: crate::engine::rundir::RunDirs::new(options.temp_root.clone()),
                 compile_parallel: options.compile_parallel,
                 runs: std::sync::atomic::AtomicU64::new(0),
                 python_version: tokio::sync::OnceCell::new(),
@@ -290,16 +288,19 @@ impl Sandbox {
                 let engine = self.inner.engine.clone();
                 let cache_dir = self.inner.cache_dir.clone();
                 let compiled = tokio::task::spawn_blocking(move || {
-                    let wasm = crate::js::quickjs_wasm()?;
-                    let wasm = crate::js::widen_stack(&wasm, crate::js::STACK_PAGES)
-                        .map_err(|reason| SandboxError::Engine { reason })?;
+                    let wasm = crate::guest::quickjs::quickjs_wasm()?;
+                    let wasm = crate::guest::quickjs::widen_stack(
+                        &wasm,
+                        crate::guest::quickjs::STACK_PAGES,
+                    )
+                    .map_err(|reason| SandboxError::Engine { reason })?;
                     runtime::load_module(&engine, "quickjs", &wasm, cache_dir.as_deref())
                 })
                 .await
                 .map_err(|e| SandboxError::Engine {
                     reason: format!("compiling QuickJS: {e}"),
                 })??;
-                let pre = module::prepare(&self.inner.p1_linker, &compiled)?;
+                let pre = wasip1::prepare(&self.inner.p1_linker, &compiled)?;
                 let mut store = wasmtime::Store::new(
                     &self.inner.engine,
                     P1State {
@@ -310,7 +311,7 @@ impl Sandbox {
                 store.set_epoch_deadline(u64::MAX / 2);
                 let version = async {
                     let instance = pre.instantiate_async(&mut store).await?;
-                    crate::js::version(&mut store, &instance).await
+                    crate::guest::quickjs::version(&mut store, &instance).await
                 }
                 .await
                 .map_err(|e| SandboxError::Engine {
@@ -344,7 +345,7 @@ impl Sandbox {
             program,
             filename: "main.js",
         };
-        let run = module::execute(
+        let run = wasip1::execute(
             &self.inner.engine,
             ModuleGuest {
                 pre,
@@ -372,7 +373,7 @@ impl Sandbox {
         limits.validate()?;
         check_quota(files, limits)?;
         self.inner.runs.fetch_add(1, Ordering::Relaxed);
-        let run = module::execute(
+        let run = wasip1::execute(
             &self.inner.engine,
             ModuleGuest {
                 pre,
@@ -394,20 +395,20 @@ impl Sandbox {
             wasmtime::Module::new(&self.inner.engine, wasm).map_err(|e| SandboxError::Engine {
                 reason: format!("compiling the module: {e:#}"),
             })?;
-        module::prepare(&self.inner.p1_linker, &compiled)
+        wasip1::prepare(&self.inner.p1_linker, &compiled)
     }
 
-    pub(crate) fn modules(&self) -> &crate::languages::ModuleCache {
+    pub(crate) fn modules(&self) -> &crate::guest::wasip1::ModuleCache {
         &self.inner.modules
     }
 
     /// Uses `compiler` for C and C++ (instead of the process-wide one). Only the first call
     /// on a sandbox (or its clones) takes effect; returns whether this one did.
-    pub fn with_compiler(&self, compiler: crate::cc::Compiler) -> bool {
+    pub fn with_compiler(&self, compiler: crate::guest::cc::Compiler) -> bool {
         self.inner.compiler.set(compiler).is_ok()
     }
 
-    pub(crate) fn configured_compiler(&self) -> Option<crate::cc::Compiler> {
+    pub(crate) fn configured_compiler(&self) -> Option<crate::guest::cc::Compiler> {
         self.inner.compiler.get().cloned()
     }
 
@@ -417,84 +418,49 @@ impl Sandbox {
     }
 
     /// Runs `work` on one of the sandbox's CPU slots, given back whenever the guest waits
-    /// (a sleep, a blocking read): see [`crate::slot`]. The run holds one of the live slots
+    /// (a sleep, a blocking read): see [`crate::engine::slot`]. The run holds one of the live slots
     /// from start to end, waiting or not.
     async fn on_cpu<F: std::future::Future + Send>(&self, work: F) -> Result<F::Output> {
         let closed = |e: tokio::sync::AcquireError| SandboxError::Engine {
             reason: format!("sandbox closed: {e}"),
         };
         let _live = self.inner.live.acquire().await.map_err(closed)?;
-        crate::slot::on_cpu(self.inner.permits.clone(), work)
+        crate::engine::slot::on_cpu(self.inner.permits.clone(), work)
             .await
             .map_err(closed)
     }
 
-    /// The interpreter of a session ([`crate::session`]), as a future for the session to
-    /// poll: the harness's session loop, reading calls from `input`, in `workdir`, under `limits` (the
-    /// session's: its CPU for all calls, memory and file quota) with each call's CPU counted
-    /// by `meter` and its waits for a CPU slot timed on `queued`. Returns the
-    /// future and the nonce of the harness's ready line. It holds one live slot for the
-    /// interpreter's life and a CPU slot only
-    /// while it computes; it ends when the guest does (how it ended is its output), and
-    /// dropping it frees the instance.
-    pub(crate) async fn start_interpreter(
-        &self,
-        input: crate::session::SessionInput,
-        streams: (CappedPipe, CappedPipe),
-        meter: Arc<crate::budget::CallMeter>,
-        queued: Arc<crate::slot::QueueClock>,
-        limits: &Limits,
-        workdir: &Path,
-    ) -> Result<(
-        std::pin::Pin<Box<dyn Future<Output = (RunStatus, Option<i32>, String)> + Send>>,
-        String,
-    )> {
-        limits.validate()?;
-        let live =
-            self.inner
-                .live
-                .clone()
-                .acquire_owned()
-                .await
-                .map_err(|e| SandboxError::Engine {
-                    reason: format!("sandbox closed: {e}"),
-                })?;
-        let nonce = harness::nonce();
-        input.push(&Job::session().encode(&nonce, b"", self.harness().await?));
+    /// Takes one of the live-instance slots, held until the returned permit drops (a
+    /// session's interpreter holds one for its whole life).
+    pub(crate) async fn live_slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit> {
+        self.inner
+            .live
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| SandboxError::Engine {
+                reason: format!("sandbox closed: {e}"),
+            })
+    }
+
+    /// Counts one run started (for [`Sandbox::runs_started`]).
+    pub(crate) fn count_run(&self) {
         self.inner.runs.fetch_add(1, Ordering::Relaxed);
-        let sandbox = self.clone();
-        let (stdout, stderr) = streams;
-        let mut budget = Budget::on_clock(limits, workdir, meter.clock());
-        let cpu = meter.clock();
-        budget.meter = Some(meter);
-        let workdir = workdir.to_path_buf();
-        let guest = Box::pin(async move {
-            let _live = live;
-            let guest = PythonGuest {
-                pre: &sandbox.inner.pre,
-            };
-            let builder = match run::context(&guest, &workdir, input, &stdout, &stderr) {
-                Ok(builder) => builder,
-                Err(e) => return (RunStatus::Crash, None, e.to_string()),
-            };
-            let mut store = Store::new(&sandbox.inner.engine, guest.state(builder, budget));
-            crate::budget::arm(&mut store);
-            let called = crate::slot::on_cpu_counting(
-                sandbox.inner.permits.clone(),
-                crate::cpu_clock::metered(cpu, run::instantiate_and_call(&guest, &mut store)),
-                Some(queued),
-            )
-            .await;
-            match called {
-                Ok(Ok(outcome)) => run::ended(outcome, store.data_mut().budget(), guest.traps()),
-                // Only a plain run's waits are charged, so a session's metering never stops it.
-                Ok(Err(crate::cpu_clock::OverTime)) => {
-                    (RunStatus::Timeout, None, "time limit reached".into())
-                }
-                Err(e) => (RunStatus::Crash, None, format!("sandbox closed: {e}")),
-            }
-        });
-        Ok((guest, nonce))
+    }
+
+    /// The engine every guest runs on.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// The snapshotted Python component, linked.
+    pub(crate) fn python(&self) -> &CommandPre<HostState> {
+        &self.inner.pre
+    }
+
+    /// The CPU slots (see [`crate::engine::slot`]).
+    pub(crate) fn cpu_slots(&self) -> Arc<Semaphore> {
+        self.inner.permits.clone()
     }
 
     /// Where run and session directories are created.
@@ -549,7 +515,7 @@ impl Sandbox {
 
     /// How jobs get the harness: the snapshot's own when it is `harness.py`, else compiled
     /// once by the guest and sent with every run, else (that failing) as source.
-    async fn harness(&self) -> Result<harness::HarnessFrom<'_>> {
+    pub(crate) async fn harness(&self) -> Result<harness::HarnessFrom<'_>> {
         if harness::snapshot_has_harness() {
             return Ok(harness::HarnessFrom::Snapshot);
         }
@@ -615,54 +581,6 @@ impl Sandbox {
     }
 }
 
-/// CPython, a WASIp2 command component: its run directory is its `/tmp`, nothing else.
-struct PythonGuest<'a> {
-    pre: &'a CommandPre<HostState>,
-}
-
-impl Guest for PythonGuest<'_> {
-    type State = HostState;
-    type Instance = Command;
-
-    fn name(&self) -> &str {
-        "python"
-    }
-
-    fn mounts(&self) -> &'static [&'static str] {
-        &["/tmp"]
-    }
-
-    fn traps(&self) -> Traps {
-        Traps::Interpreter
-    }
-
-    fn file_ops_inline(&self) -> bool {
-        true
-    }
-
-    fn state(&self, mut builder: WasiCtxBuilder, budget: Budget) -> HostState {
-        HostState {
-            ctx: builder.build(),
-            table: ResourceTable::new(),
-            budget,
-        }
-    }
-
-    fn instantiate<'a>(
-        &'a self,
-        store: &'a mut Store<HostState>,
-    ) -> impl Future<Output = wasmtime::Result<Command>> + Send + 'a {
-        self.pre.instantiate_async(store)
-    }
-
-    async fn call(&self, store: &mut Store<HostState>, command: Command) -> wasmtime::Result<Exit> {
-        Ok(match command.wasi_cli_run().call_run(store).await? {
-            Ok(()) => Exit::Success,
-            Err(()) => Exit::Failure,
-        })
-    }
-}
-
 /// Refuses files that alone exceed the run's file quota.
 fn check_quota(files: &JobFiles, limits: &Limits) -> Result<()> {
     if files.put_bytes() > limits.file_quota_bytes {
@@ -676,28 +594,6 @@ fn check_quota(files: &JobFiles, limits: &Limits) -> Result<()> {
         }));
     }
     Ok(())
-}
-
-/// Everything a store owns on the host side.
-struct HostState {
-    ctx: WasiCtx,
-    table: ResourceTable,
-    budget: Budget,
-}
-
-impl HasBudget for HostState {
-    fn budget(&mut self) -> &mut Budget {
-        &mut self.budget
-    }
-}
-
-impl WasiView for HostState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.ctx,
-            table: &mut self.table,
-        }
-    }
 }
 
 /// Advances the engine's epoch every [`TICK`] until the engine is dropped.
@@ -739,7 +635,7 @@ pub(crate) fn blocking_runtime() -> Result<&'static tokio::runtime::Runtime> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::Allocator;
+    use crate::engine::runtime::Allocator;
 
     #[test]
     fn sessions_get_pool_slots_on_top_of_the_programs() {

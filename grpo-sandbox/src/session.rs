@@ -42,12 +42,20 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use wasmtime_wasi::cli::{IsTerminal, StdinStream};
 use wasmtime_wasi::p2::{InputStream, Pollable, StreamError, StreamResult};
 
-use crate::budget::CallMeter;
+use std::future::Future;
+use std::path::Path;
+
+use wasmtime::Store;
+
+use crate::engine::budget::{Budget, CallMeter, HasBudget};
+use crate::engine::pipe::{CALL_DONE_TAG, CappedPipe};
+use crate::engine::run::{self, Guest as _};
+use crate::engine::slot::QueueClock;
 use crate::error::{Result, SandboxError};
-use crate::harness;
-use crate::pipe::{CALL_DONE_TAG, CappedPipe};
+use crate::guest::python::PythonGuest;
+use crate::guest::python::harness;
+use crate::guest::python::harness::Job;
 use crate::sandbox::Sandbox;
-use crate::slot::QueueClock;
 use grpo_rewards::code::limits::Limits;
 use grpo_rewards::result::{RunResult, RunStatus};
 
@@ -390,17 +398,16 @@ impl Session {
         let call_ms = self.limits.call.time_limit_ms.min(left_ms);
         meter.start_call(Duration::from_millis(call_ms));
         let queued = Arc::new(QueueClock::default());
-        let (guest, ready) = self
-            .sandbox
-            .start_interpreter(
-                input.clone(),
-                (stdout.clone(), stderr.clone()),
-                meter,
-                queued.clone(),
-                &limits,
-                &workdir,
-            )
-            .await?;
+        let (guest, ready) = start_interpreter(
+            &self.sandbox,
+            input.clone(),
+            (stdout.clone(), stderr.clone()),
+            meter,
+            queued.clone(),
+            &limits,
+            &workdir,
+        )
+        .await?;
         let mut live = Live {
             input,
             stdout,
@@ -443,6 +450,66 @@ impl Session {
 
 /// How long the interpreter may take to start before the session gives up on it (it may
 /// have to wait for an instance slot and a CPU slot; this is not a call's limit).
+/// The interpreter of a session, as a future for the session to
+/// poll: the harness's session loop, reading calls from `input`, in `workdir`, under `limits` (the
+/// session's: its CPU for all calls, memory and file quota) with each call's CPU counted
+/// by `meter` and its waits for a CPU slot timed on `queued`. Returns the
+/// future and the nonce of the harness's ready line. It holds one live slot for the
+/// interpreter's life and a CPU slot only
+/// while it computes; it ends when the guest does (how it ended is its output), and
+/// dropping it frees the instance.
+async fn start_interpreter(
+    sandbox: &Sandbox,
+    input: SessionInput,
+    streams: (CappedPipe, CappedPipe),
+    meter: Arc<crate::engine::budget::CallMeter>,
+    queued: Arc<crate::engine::slot::QueueClock>,
+    limits: &Limits,
+    workdir: &Path,
+) -> Result<(
+    std::pin::Pin<Box<dyn Future<Output = (RunStatus, Option<i32>, String)> + Send>>,
+    String,
+)> {
+    limits.validate()?;
+    let live = sandbox.live_slot().await?;
+    let nonce = harness::nonce();
+    input.push(&Job::session().encode(&nonce, b"", sandbox.harness().await?));
+    sandbox.count_run();
+    let sandbox = sandbox.clone();
+    let (stdout, stderr) = streams;
+    let mut budget = Budget::on_clock(limits, workdir, meter.clock());
+    let cpu = meter.clock();
+    budget.meter = Some(meter);
+    let workdir = workdir.to_path_buf();
+    let guest = Box::pin(async move {
+        let _live = live;
+        let guest = PythonGuest {
+            pre: sandbox.python(),
+        };
+        let builder = match run::context(&guest, &workdir, input, &stdout, &stderr) {
+            Ok(builder) => builder,
+            Err(e) => return (RunStatus::Crash, None, e.to_string()),
+        };
+        let mut store = Store::new(sandbox.engine(), guest.state(builder, budget));
+        crate::engine::budget::arm(&mut store);
+        let called = crate::engine::slot::on_cpu_counting(
+            sandbox.cpu_slots(),
+            crate::engine::cpu_clock::metered(cpu, run::instantiate_and_call(&guest, &mut store)),
+            Some(queued),
+        )
+        .await;
+        match called {
+            Ok(Ok(outcome)) => run::ended(outcome, store.data_mut().budget(), guest.traps()),
+            // Only a plain run's waits are charged, so a session's metering never stops it.
+            Ok(Err(crate::engine::cpu_clock::OverTime)) => {
+                (RunStatus::Timeout, None, "time limit reached".into())
+            }
+            Err(e) => (RunStatus::Crash, None, format!("sandbox closed: {e}")),
+        }
+    });
+    Ok((guest, nonce))
+}
+
 const START_LIMIT: Duration = Duration::from_secs(120);
 
 /// [`wait`] under a wall clock of `wall` that leaves out the time the interpreter spent
@@ -653,7 +720,7 @@ mod tests {
             // The harness writes each of the known names.
             if status != CallStatus::Unknown {
                 assert!(
-                    include_str!("harness.py").contains(&format!("\"{name}\"")),
+                    include_str!("guest/python/harness.py").contains(&format!("\"{name}\"")),
                     "harness.py does not write {name:?}"
                 );
             }

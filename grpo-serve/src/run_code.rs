@@ -35,8 +35,8 @@ use grpo_rewards::code::limits::MIN_MEMORY_MB;
 use grpo_rewards::code::{Limits, WALL_FACTOR};
 use grpo_rewards::result::{RunResult, RunStatus};
 use grpo_sandbox::RunOutput;
-use grpo_sandbox::cc::CompileLimits;
-use grpo_sandbox::files::{JobFiles, JobPath};
+use grpo_sandbox::engine::files::{JobFiles, JobPath};
+use grpo_sandbox::guest::cc::CompileLimits;
 use grpo_tasks::Language;
 
 /// SandboxFusion's languages; those this server does not run are refused with a clear 422.

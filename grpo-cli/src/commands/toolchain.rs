@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use grpo_sandbox::cc::{Compiler, Progress, Toolchain, pinned_wheel};
+use grpo_sandbox::guest::cc::{Compiler, Progress, Toolchain, pinned_wheel};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Install or inspect the C/C++ toolchain.
@@ -119,7 +119,7 @@ fn install(
     });
     eprintln!(
         "zig {} installed in {}",
-        grpo_sandbox::cc::ZIG_VERSION,
+        grpo_sandbox::guest::cc::ZIG_VERSION,
         report.toolchain.root().display()
     );
     println!("{summary}");

@@ -8,7 +8,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::common::rt;
-use grpo_sandbox::cc::{CLang, CompileLimits, CompileStats, Compiled, Compiler, TIMEOUT_CODE};
+use grpo_sandbox::guest::cc::{
+    CLang, CompileLimits, CompileStats, Compiled, Compiler, TIMEOUT_CODE,
+};
 
 /// The shared compiler (the toolchain installed first when missing: see `cc_toolchain`),
 /// warmed once.
@@ -124,7 +126,7 @@ fn confinement_is_active_on_this_host() {
 
 #[test]
 fn without_namespaces_landlock_denies_tcp_and_files_still() {
-    use grpo_sandbox::cc::CompilerOptions;
+    use grpo_sandbox::guest::cc::CompilerOptions;
     let compiler = Compiler::with_options(
         compiler().toolchain().clone(),
         CompilerOptions {
@@ -188,7 +190,7 @@ fn a_syntax_error_is_a_failed_compile_naming_the_source() {
 
 #[test]
 fn direct_steps_build_the_drivers_modules_and_verdicts() {
-    use grpo_sandbox::cc::CompilerOptions;
+    use grpo_sandbox::guest::cc::CompilerOptions;
     let direct = compiler();
     assert!(
         direct.compiles_directly(),
@@ -277,7 +279,7 @@ fn a_repeated_source_is_served_from_the_cache() {
 
 #[test]
 fn the_disk_cache_serves_a_new_compiler() {
-    use grpo_sandbox::cc::CompilerOptions;
+    use grpo_sandbox::guest::cc::CompilerOptions;
     let options = CompilerOptions {
         disk_cache: true,
         ..CompilerOptions::default()
@@ -474,7 +476,7 @@ fn another_jobs_directory_in_the_shared_view_is_never_seen() {
 
 #[test]
 fn a_dropped_compiler_leaves_no_directory_behind() {
-    use grpo_sandbox::cc::CompilerOptions;
+    use grpo_sandbox::guest::cc::CompilerOptions;
     let own = Compiler::with_options(compiler().toolchain().clone(), CompilerOptions::default());
     let Some(dir) = own
         .jobs_dir()
@@ -564,7 +566,7 @@ fn the_wall_clock_limit_kills_the_compiler() {
 #[test]
 #[ignore = "a measurement, not a check"]
 fn compile_speed() {
-    use grpo_sandbox::cc::CompilerOptions;
+    use grpo_sandbox::guest::cc::CompilerOptions;
     let with_pch = compiler();
     let without_pch = Compiler::with_options(
         with_pch.toolchain().clone(),
@@ -616,7 +618,7 @@ fn compile_speed() {
 #[test]
 #[ignore = "a measurement: downloads or unpacks the toolchain and builds its libraries (a minute or more)"]
 fn warm_up_from_a_cold_cache() {
-    use grpo_sandbox::cc::Toolchain;
+    use grpo_sandbox::guest::cc::Toolchain;
     fn children_cpu_s() -> f64 {
         // SAFETY: rusage is plain data, for which all zeros is a valid value.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -657,7 +659,7 @@ fn warm_up_from_a_cold_cache() {
 /// A compiler of its own on the shared, warm toolchain, so that its stats count only the
 /// compiles of one test.
 fn own_compiler(use_pch: bool) -> Compiler {
-    use grpo_sandbox::cc::CompilerOptions;
+    use grpo_sandbox::guest::cc::CompilerOptions;
     let options = CompilerOptions {
         use_pch,
         ..CompilerOptions::default()

@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use grpo_sandbox::cc::Toolchain;
+use grpo_sandbox::guest::cc::Toolchain;
 
 /// Makes sure the toolchain is installed; panics saying why when it cannot be.
 pub fn ensure() {

@@ -7,7 +7,7 @@
 use grpo_rewards::ScoreOptions;
 use grpo_rewards::reward::Score;
 use grpo_sandbox::CodeReward;
-use grpo_sandbox::harness::HARNESS_PY;
+use grpo_sandbox::guest::python::harness::HARNESS_PY;
 use grpo_tasks::import::{Format, import_str};
 use grpo_tasks::{CodeTask, Task};
 use serde_json::json;

@@ -198,7 +198,7 @@ fn a_services_caps_bind_a_tasks_checker() {
 
 #[test]
 fn native_time_limits_get_the_languages_factor_then_the_callers_caps() {
-    use grpo_sandbox::native_time;
+    use grpo_sandbox::judge::native_time;
     use grpo_tasks::TimeLimits;
     let cases = json!({"type": "stdio", "cases": sum_cases()});
     let python = task(json!({"tests": cases, "time_limit_ms": 1000}));

@@ -441,7 +441,7 @@ fn starting_a_thread_is_a_compile_error_that_says_why() {
 /// without it, including one that only compiles without it (a global `any`).
 #[test]
 fn the_precompiled_header_does_not_change_what_a_program_prints() {
-    use grpo_sandbox::cc::{Compiler, CompilerOptions};
+    use grpo_sandbox::guest::cc::{Compiler, CompilerOptions};
     crate::cc_toolchain::ensure();
     let programs = [
         "#include <iostream>\n#include <vector>\n#include <algorithm>\nusing namespace std;\n\

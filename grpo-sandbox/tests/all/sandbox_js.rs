@@ -3,7 +3,7 @@
 
 use crate::common::{quick, rt, sandbox};
 use grpo_rewards::{RunResult, RunStatus};
-use grpo_sandbox::files::JobFiles;
+use grpo_sandbox::engine::files::JobFiles;
 use grpo_sandbox::{Limits, RunRequest};
 use grpo_tasks::Language;
 
@@ -309,10 +309,10 @@ fn assert_and_missing_modules() {
 fn files_are_the_run_directory_only() {
     let files = JobFiles {
         put: vec![(
-            grpo_sandbox::files::JobPath::parse("in.txt").unwrap(),
+            grpo_sandbox::engine::files::JobPath::parse("in.txt").unwrap(),
             b"7\n".to_vec(),
         )],
-        fetch: vec![grpo_sandbox::files::JobPath::parse("out.txt").unwrap()],
+        fetch: vec![grpo_sandbox::engine::files::JobPath::parse("out.txt").unwrap()],
     };
     let program = "const fs = require('fs'); const n = Number(fs.readFileSync('in.txt', 'utf8')); fs.writeFileSync('out.txt', String(n * 6)); console.log(fs.existsSync('/etc/passwd'), fs.existsSync('in.txt'))";
     let request = RunRequest::new(Language::Javascript, program)

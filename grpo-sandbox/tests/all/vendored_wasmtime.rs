@@ -8,7 +8,7 @@
 //! - function references made from the per-module template: `ref.func`, tables, exports
 //!   and imports wired between instances call the right functions, on a fresh and a reused slot.
 
-use grpo_sandbox::runtime::build_engine;
+use grpo_sandbox::engine::runtime::build_engine;
 use grpo_sandbox::{Allocator, EngineOptions};
 use wasmtime::{Engine, Instance, Linker, Memory, Module, Store, TypedFunc};
 

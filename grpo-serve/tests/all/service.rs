@@ -1547,7 +1547,7 @@ mod abuse {
 fn toolchain() {
     static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     DONE.get_or_init(|| {
-        if let Err(e) = grpo_sandbox::cc::Toolchain::install_default(&mut |_| {}) {
+        if let Err(e) = grpo_sandbox::guest::cc::Toolchain::install_default(&mut |_| {}) {
             panic!("installing the C/C++ toolchain for the tests: {e}");
         }
     });

@@ -171,7 +171,7 @@ fn check_code(scorer: &Scorer, task: &Task, c: &CodeTask) -> anyhow::Result<Outc
         CodeTests::Stdio(tests) if tests.checker.is_some() => {
             let sandbox = grpo_sandbox::Sandbox::shared().context("starting the sandbox")?;
             if let Some(problem) =
-                grpo_sandbox::checker::rejects_expected_blocking(&sandbox, tests)?
+                grpo_sandbox::judge::checker::rejects_expected_blocking(&sandbox, tests)?
             {
                 return Ok(Outcome::fail(problem));
             }

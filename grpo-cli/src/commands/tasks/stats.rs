@@ -90,7 +90,7 @@ pub(super) fn run(spec: &str) -> anyhow::Result<ExitCode> {
 }
 
 /// The code tasks' own time limits per language: as the pack gives them, and as the sandbox
-/// runs them (a native limit times the runtime's factor, see `grpo_sandbox::native_time`).
+/// runs them (a native limit times the runtime's factor, see `grpo_sandbox::judge::native_time`).
 fn time_limits(pack: &grpo_tasks::Pack) -> serde_json::Value {
     let native = pack.manifest.code.time_limits == grpo_tasks::TimeLimits::Native;
     let mut by_language: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
@@ -98,7 +98,12 @@ fn time_limits(pack: &grpo_tasks::Pack) -> serde_json::Value {
         if let Task::Code(code) = task
             && let Some(own) = code.time_limit_ms
         {
-            let run = grpo_sandbox::native_time::sandbox_limit_ms(own, code.language, native, None);
+            let run = grpo_sandbox::judge::native_time::sandbox_limit_ms(
+                own,
+                code.language,
+                native,
+                None,
+            );
             by_language
                 .entry(code.language.as_str())
                 .or_default()
@@ -116,7 +121,7 @@ fn time_limits(pack: &grpo_tasks::Pack) -> serde_json::Value {
             };
             let factor = grpo_tasks::Language::parse(language)
                 .filter(|_| native)
-                .map(|l| grpo_sandbox::native_time::factor(l).factor);
+                .map(|l| grpo_sandbox::judge::native_time::factor(l).factor);
             (
                 language.to_owned(),
                 json!({

@@ -10,10 +10,10 @@
 use wasmtime::{Instance, Memory, Store, TypedFunc};
 
 use crate::error::{Result, SandboxError};
-use crate::module::P1State;
+use crate::guest::wasip1::P1State;
 
 /// QuickJS-NG's reactor module, zstd-compressed (fetched by `runtime/build_quickjs.sh`).
-pub static QUICKJS_WASM_ZST: &[u8] = include_bytes!("../runtime/quickjs.wasm.zst");
+pub static QUICKJS_WASM_ZST: &[u8] = include_bytes!("../../runtime/quickjs.wasm.zst");
 
 /// The Node.js compatibility prelude, evaluated before every program.
 pub const PRELUDE_JS: &str = include_str!("js_prelude.js");
@@ -326,7 +326,7 @@ pub(crate) async fn version(
 /// sandbox reports as an error exit. Measured, the shadow stack such a run uses is under
 /// 1.25 MiB; 8 MiB leaves room for frames that put more on it (`alloca`).
 ///
-/// [`MAX_WASM_STACK`]: crate::runtime::MAX_WASM_STACK
+/// [`MAX_WASM_STACK`]: crate::engine::runtime::MAX_WASM_STACK
 pub(crate) const STACK_PAGES: u32 = 128;
 
 /// Moves a module's shadow stack (the C stack in linear memory) into `extra_pages` new pages

@@ -11,8 +11,8 @@ use std::time::Duration;
 use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::I32Exit;
 
-use crate::cpu_clock::CpuClock;
-use crate::pipe::OUTPUT_LIMIT_MESSAGE;
+use crate::engine::cpu_clock::CpuClock;
+use crate::engine::pipe::OUTPUT_LIMIT_MESSAGE;
 use grpo_rewards::code::limits::Limits;
 use grpo_rewards::result::RunStatus;
 

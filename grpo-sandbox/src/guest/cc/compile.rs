@@ -658,9 +658,10 @@ pub(crate) fn pch_path(toolchain: &Toolchain) -> PathBuf {
         PCH_FLAGS.join(" ").as_bytes(),
         shipped_headers_hash().as_bytes(),
     ]);
-    toolchain
-        .pch_dir()
-        .join(format!("stdc++-{}.pch", &crate::digest::hex(&key)[..16]))
+    toolchain.pch_dir().join(format!(
+        "stdc++-{}.pch",
+        &crate::engine::digest::hex(&key)[..16]
+    ))
 }
 
 /// The marker the warm-up leaves once zig's libraries for the job flags are built.
@@ -674,7 +675,7 @@ pub(crate) fn warm_marker(toolchain: &Toolchain) -> PathBuf {
     ]);
     toolchain
         .root()
-        .join(format!("warm-{}", &crate::digest::hex(&key)[..16]))
+        .join(format!("warm-{}", &crate::engine::digest::hex(&key)[..16]))
 }
 
 /// A compile's place in the in-flight map; the last one out (even a cancelled one) removes it.

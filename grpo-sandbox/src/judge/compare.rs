@@ -7,7 +7,7 @@ use grpo_tasks::judging::{Compare, CompareMode};
 /// The first difference between `got` and `want` under `compare`, or `None` when they match.
 ///
 /// ```
-/// use grpo_sandbox::compare::first_difference;
+/// use grpo_sandbox::judge::compare::first_difference;
 /// use grpo_tasks::judging::Compare;
 /// let tokens = Compare::testlib("wcmp").unwrap();
 /// assert_eq!(first_difference("1\n2 3", "1 2\n3\n", &tokens), None);

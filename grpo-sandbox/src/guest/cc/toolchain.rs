@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use crate::digest::hex;
+use crate::engine::digest::hex;
 
 use super::error::CcError;
 
@@ -151,9 +151,9 @@ impl Toolchain {
             .join(format!("zig-{ZIG_VERSION}"))
     }
 
-    /// The grpo cache directory ([`default_cache_dir`](crate::runtime::default_cache_dir)).
+    /// The grpo cache directory ([`default_cache_dir`](crate::engine::runtime::default_cache_dir)).
     pub fn default_cache_root() -> Result<PathBuf, CcError> {
-        crate::runtime::default_cache_dir().ok_or(CcError::NoCacheDir)
+        crate::engine::runtime::default_cache_dir().ok_or(CcError::NoCacheDir)
     }
 
     /// The toolchain installed under `cache_root`, or [`CcError::Missing`] saying how to get it.

@@ -8,16 +8,15 @@
 //! | `typescript` | types stripped on the host (SWC), then as JavaScript |
 //! | `c`, `cpp` | compiled on the host to `wasm32-wasi` by a confined, pinned zig, then run as a WASIp1 command |
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use grpo_tasks::Language;
 use sha2::{Digest, Sha256};
 
-use crate::cc::{CLang, CompileLimits, Compiled, Compiler, CompilerOptions, Toolchain};
+use crate::engine::files::JobFiles;
 use crate::error::Result;
-use crate::files::JobFiles;
-use crate::module::P1State;
+use crate::guest::cc::{CLang, CompileLimits, Compiled, Compiler, CompilerOptions, Toolchain};
 use crate::sandbox::Sandbox;
 use grpo_rewards::code::limits::Limits;
 use grpo_rewards::result::{RunResult, RunStatus};
@@ -130,46 +129,6 @@ impl RunOutput {
     }
 }
 
-/// Linked modules of compiled programs, by the module's SHA-256 (a group of completions often
-/// repeats a program; Cranelift compiles each distinct module once per process).
-#[derive(Default)]
-pub(crate) struct ModuleCache {
-    /// Module hash → (last use, linked module).
-    entries: Mutex<HashMap<[u8; 32], LinkedModule>>,
-    clock: std::sync::atomic::AtomicU64,
-}
-
-type LinkedModule = (u64, wasmtime::InstancePre<P1State>);
-
-/// How many linked modules are kept.
-const MODULE_CACHE_ENTRIES: usize = 256;
-
-impl ModuleCache {
-    fn get(&self, key: &[u8; 32]) -> Option<wasmtime::InstancePre<P1State>> {
-        let tick = self
-            .clock
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut entries = self.entries.lock().ok()?;
-        let entry = entries.get_mut(key)?;
-        entry.0 = tick;
-        Some(entry.1.clone())
-    }
-
-    fn put(&self, key: [u8; 32], pre: wasmtime::InstancePre<P1State>) {
-        let tick = self
-            .clock
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= MODULE_CACHE_ENTRIES
-                && let Some(oldest) = entries.iter().min_by_key(|(_, v)| v.0).map(|(k, _)| *k)
-            {
-                entries.remove(&oldest);
-            }
-            entries.insert(key, (tick, pre));
-        }
-    }
-}
-
 impl Sandbox {
     /// Runs a program like its usual command line (`python3 main.py`, `node main.js`,
     /// `gcc main.c && ./a.out`, ...), with its stdin, its files placed in its directory first
@@ -203,26 +162,28 @@ impl Sandbox {
                 let (run, fetched) = self.run_javascript(source, stdin, limits, files).await?;
                 (None, Some(run), fetched)
             }
-            Language::Typescript => match crate::ts::strip_types(source, "main.ts") {
-                Ok(js) => {
-                    let (run, fetched) = self.run_javascript(&js, stdin, limits, files).await?;
-                    (None, Some(run), fetched)
+            Language::Typescript => {
+                match crate::guest::typescript::strip_types(source, "main.ts") {
+                    Ok(js) => {
+                        let (run, fetched) = self.run_javascript(&js, stdin, limits, files).await?;
+                        (None, Some(run), fetched)
+                    }
+                    // As `node main.ts` reports a syntax error: exit 1 with the message.
+                    Err(e) => (
+                        None,
+                        Some(RunResult {
+                            status: RunStatus::Error,
+                            exit_code: Some(1),
+                            stdout: String::new(),
+                            stderr: e.message,
+                            duration_ms: 0.0,
+                            cpu_ms: 0.0,
+                            truncated: false,
+                        }),
+                        BTreeMap::new(),
+                    ),
                 }
-                // As `node main.ts` reports a syntax error: exit 1 with the message.
-                Err(e) => (
-                    None,
-                    Some(RunResult {
-                        status: RunStatus::Error,
-                        exit_code: Some(1),
-                        stdout: String::new(),
-                        stderr: e.message,
-                        duration_ms: 0.0,
-                        cpu_ms: 0.0,
-                        truncated: false,
-                    }),
-                    BTreeMap::new(),
-                ),
-            },
+            }
             Language::C | Language::Cpp => {
                 let lang = if language == Language::C {
                     CLang::C
@@ -262,7 +223,7 @@ impl Sandbox {
                     stderr,
                     duration_ms: compile_ms as f64,
                     cached: false,
-                    timed_out: return_code == crate::cc::TIMEOUT_CODE,
+                    timed_out: return_code == crate::guest::cc::TIMEOUT_CODE,
                 };
                 return Ok(RunOutput {
                     compile: Some(step),
@@ -335,7 +296,9 @@ impl Sandbox {
     /// host, on a blocking thread: see [`Toolchain::obtain_default`]).
     pub async fn compiler_installing(&self) -> Result<Compiler> {
         match self.compiler() {
-            Err(crate::error::SandboxError::Toolchain(crate::cc::CcError::Missing { .. })) => {
+            Err(crate::error::SandboxError::Toolchain(crate::guest::cc::CcError::Missing {
+                ..
+            })) => {
                 tokio::task::spawn_blocking(Toolchain::obtain_default)
                     .await
                     .map_err(|e| crate::error::SandboxError::Engine {

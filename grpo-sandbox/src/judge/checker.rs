@@ -14,9 +14,9 @@ use grpo_rewards::result::{RunResult, RunStatus};
 use grpo_tasks::StdioTests;
 use grpo_tasks::judging::{Checker, CheckerProtocol};
 
-use crate::compare::cut;
-use crate::files::{JobFiles, JobPath};
-use crate::languages::RunRequest;
+use crate::engine::files::{JobFiles, JobPath};
+use crate::judge::compare::cut;
+use crate::run_program::RunRequest;
 use crate::sandbox::Sandbox;
 
 /// Default CPU time of one checker run.

@@ -52,9 +52,9 @@ impl SharedView {
     /// appear at their own paths under an empty root.
     pub fn new(toolchain: &Path) -> io::Result<SharedView> {
         let temp = std::env::temp_dir();
-        crate::stale::remove_stale(&temp, PREFIX);
+        crate::engine::stale::remove_stale(&temp, PREFIX);
         let dir = tempfile::Builder::new()
-            .prefix(&crate::stale::owned_prefix(PREFIX))
+            .prefix(&crate::engine::stale::owned_prefix(PREFIX))
             .tempdir_in(&temp)?;
         let jobs = dir.path().join("jobs");
         std::fs::create_dir(&jobs)?;

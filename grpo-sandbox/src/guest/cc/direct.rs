@@ -26,7 +26,7 @@ use super::error::CcError;
 use super::run::{Exit, Outcome, Step};
 use super::toolchain::{Toolchain, ZIG_VERSION, elapsed_ms};
 use super::warm::{BITS_CPP, HELLO_C, HELLO_CPP};
-use crate::digest::hex;
+use crate::engine::digest::hex;
 
 /// How the driver names the source and the output when its commands are captured (the job's
 /// own names, so a captured command needs no renaming beyond the object's cache path).

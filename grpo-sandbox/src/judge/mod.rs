@@ -2,6 +2,10 @@
 //! ([`CodeReward`], the [`CodeJudge`] the [`Scorer`](grpo_rewards::Scorer) calls for code
 //! tasks).
 
+pub mod checker;
+pub mod compare;
+pub mod native_time;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -14,11 +18,10 @@ use grpo_rewards::{CodeJudge, ScoreOptions};
 use grpo_tasks::judging::{Compare, select_tests};
 use grpo_tasks::{CallCase, CodeTask, CodeTests, Language, StdioTests, TimeLimits};
 
-use crate::checker::run_checker;
-use crate::compare::first_difference;
-use crate::harness::{Job, Report};
-use crate::languages::{CompileStep, RunRequest};
-use crate::native_time;
+use crate::guest::python::harness::{Job, Report};
+use crate::judge::checker::run_checker;
+use crate::judge::compare::first_difference;
+use crate::run_program::{CompileStep, RunRequest};
 use crate::sandbox::Sandbox;
 
 /// The accuracy of code tasks: each program of a group run against the task's tests.
@@ -54,7 +57,7 @@ impl CodeReward {
     }
 
     /// The same judge reading tasks' own time limits as set for `time_limits`, or scaled by
-    /// `time_scale` when one is given ([`crate::native_time`]).
+    /// `time_scale` when one is given ([`crate::judge::native_time`]).
     pub fn with_time_limits(mut self, time_limits: TimeLimits, time_scale: Option<f64>) -> Self {
         self.time_limits = time_limits;
         self.time_scale = time_scale;

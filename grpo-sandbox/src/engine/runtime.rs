@@ -14,7 +14,7 @@ use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::digest::sha256_hex;
+use crate::engine::digest::sha256_hex;
 use wasmtime::component::Component;
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, Module, PoolingAllocationConfig,
@@ -23,7 +23,7 @@ use wasmtime::{
 use crate::error::{Result, SandboxError};
 
 /// The Python runtime component, zstd-compressed (built by `runtime/build.sh`).
-pub static PYTHON_WASM_ZST: &[u8] = include_bytes!("../runtime/python.wasm.zst");
+pub static PYTHON_WASM_ZST: &[u8] = include_bytes!("../../runtime/python.wasm.zst");
 
 /// The SHA-256 of [`PYTHON_WASM_ZST`] (hex), computed by the build script.
 pub const PYTHON_WASM_ZST_SHA256: &str =

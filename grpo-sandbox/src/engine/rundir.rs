@@ -46,7 +46,7 @@ impl RunDirs {
         RunDirs {
             root,
             free: Mutex::new(Vec::new()),
-            prefix: crate::stale::owned_prefix(PREFIX),
+            prefix: crate::engine::stale::owned_prefix(PREFIX),
             swept: std::sync::Once::new(),
         }
     }
@@ -66,7 +66,7 @@ impl RunDirs {
                 // Once per pool, before its first directory (not at `new`: a sandbox that
                 // never runs a guest does not read the temporary directory).
                 self.swept
-                    .call_once(|| crate::stale::remove_stale(&root, PREFIX));
+                    .call_once(|| crate::engine::stale::remove_stale(&root, PREFIX));
                 tempfile::Builder::new()
                     .prefix(&self.prefix)
                     .tempdir_in(root)?

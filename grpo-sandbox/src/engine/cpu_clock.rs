@@ -14,7 +14,7 @@
 //! A run's limit is also charged with the time the guest chose to wait: a poll that leaves it
 //! parked on something outside it (a `time.sleep`, a C++ `sleep_for`; told apart from
 //! wasmtime's cooperative yield, which wakes the task before answering `Pending`, as in
-//! [`crate::slot`]) starts a wait that ends when its waker fires, and a timer stops the run if
+//! [`crate::engine::slot`]) starts a wait that ends when its waker fires, and a timer stops the run if
 //! the wait would outlast what is left of the limit ([`metered_with_waits`]). A sleeping
 //! program is then timed out at its limit, as SandboxFusion and judges' idleness limits do,
 //! while the time it spends runnable but not running (other processes, a queue for a worker)

@@ -20,12 +20,12 @@ use wasmtime_wasi::cli::StdinStream;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
-use crate::budget::{self, Budget, HasBudget, Traps};
-use crate::cpu_clock;
+use crate::engine::budget::{self, Budget, HasBudget, Traps};
+use crate::engine::cpu_clock;
+use crate::engine::files::{self, JobFiles};
+use crate::engine::pipe::CappedPipe;
+use crate::engine::rundir::RunDirs;
 use crate::error::{Result, SandboxError};
-use crate::files::{self, JobFiles};
-use crate::pipe::CappedPipe;
-use crate::rundir::RunDirs;
 
 /// How a guest's call returned (a trap or `exit(n)` is an `Err` of the call instead).
 pub(crate) enum Exit {

@@ -105,7 +105,8 @@ impl DiskCache {
     }
 
     fn path(&self, key: &Key) -> PathBuf {
-        self.dir.join(format!("{}.wasm", crate::digest::hex(key)))
+        self.dir
+            .join(format!("{}.wasm", crate::engine::digest::hex(key)))
     }
 
     /// The module stored for `key`, if any and if it is one.

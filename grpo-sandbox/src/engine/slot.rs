@@ -6,7 +6,7 @@
 //! holds no thread; [`on_cpu`] makes it hold no slot either. It keeps its slot only while it
 //! is runnable, and takes one again before it resumes. So a program that sleeps to its
 //! wall-clock limit costs memory, never a worker, and its CPU limit is charged only with the
-//! CPU time of the polls that ran it ([`crate::cpu_clock`]).
+//! CPU time of the polls that ran it ([`crate::engine::cpu_clock`]).
 //!
 //! A parked future is told apart from a runnable one by its waker. wasmtime's cooperative
 //! yield (every epoch tick) wakes the task itself before answering `Pending`: that guest is

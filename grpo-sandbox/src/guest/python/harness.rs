@@ -14,19 +14,21 @@
 use grpo_tasks::CallCase;
 use serde::{Deserialize, Serialize};
 
-use crate::run::RawRun;
+use crate::engine::run::RawRun;
 use grpo_rewards::result::RunResult;
 
 /// The guest harness source.
 pub const HARNESS_PY: &str = include_str!("harness.py");
 
 /// SHA-256 (hex) of the harness built into the runtime snapshot.
-pub const SNAPSHOT_HARNESS_SHA256: &str = include_str!("../runtime/harness.sha256").trim_ascii();
+pub const SNAPSHOT_HARNESS_SHA256: &str =
+    include_str!("../../../runtime/harness.sha256").trim_ascii();
 
 /// Whether the snapshot's harness is [`HARNESS_PY`] (computed once).
 pub(crate) fn snapshot_has_harness() -> bool {
     static SAME: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
-        let same = crate::digest::sha256_hex(HARNESS_PY.as_bytes()) == SNAPSHOT_HARNESS_SHA256;
+        let same =
+            crate::engine::digest::sha256_hex(HARNESS_PY.as_bytes()) == SNAPSHOT_HARNESS_SHA256;
         if !same {
             tracing::warn!(
                 "harness.py differs from the runtime snapshot's copy; sending it with every run \

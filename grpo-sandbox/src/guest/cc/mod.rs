@@ -11,7 +11,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use grpo_sandbox::cc::{CLang, Compiled, CompileLimits, Compiler};
+//! use grpo_sandbox::guest::cc::{CLang, Compiled, CompileLimits, Compiler};
 //!
 //! let compiler = Compiler::shared()?; // needs `grpo toolchain install` once
 //! let source = "#include <stdio.h>\nint main(void) { puts(\"hi\"); }\n";

@@ -1,7 +1,7 @@
 //! Running WASIp1 core modules: QuickJS-NG (JavaScript, and TypeScript once its types are
 //! stripped) and C and C++ programs compiled to `wasm32-wasi`.
 //!
-//! A run takes the one run path ([`run`](crate::run)) a Python run takes: a fresh instance
+//! A run takes the one run path ([`run`](crate::engine::run)) a Python run takes: a fresh instance
 //! (the pooling allocator maps the module's memory image copy-on-write), its own empty
 //! directory as the only file system (preopened as `/` and as `/tmp`, and the current
 //! directory), an empty environment, no sockets, stdin from memory, capped stdout and stderr,
@@ -15,12 +15,12 @@ use wasmtime::{Instance, InstancePre, Linker, Module, Store};
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p1::WasiP1Ctx;
 
-use crate::budget::{Budget, HasBudget, Traps};
+use crate::engine::budget::{Budget, HasBudget, Traps};
+use crate::engine::files::JobFiles;
+use crate::engine::run::RawRun;
+use crate::engine::run::{self, Exit, Guest};
 use crate::error::{Result, SandboxError};
-use crate::files::JobFiles;
-use crate::js;
-use crate::run::RawRun;
-use crate::run::{self, Exit, Guest};
+use crate::guest::quickjs;
 
 /// A store's state for a core module.
 pub(crate) struct P1State {
@@ -125,7 +125,7 @@ pub(crate) async fn execute(
     stdin: &[u8],
     limits: &Limits,
     files: &JobFiles,
-    dirs: &crate::rundir::RunDirs,
+    dirs: &crate::engine::rundir::RunDirs,
 ) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
     run::run(engine, &guest, stdin.to_vec(), limits, files, dirs).await
 }
@@ -140,6 +140,48 @@ async fn run_entry(
             let start = instance.get_typed_func::<(), ()>(&mut *store, "_start")?;
             start.call_async(&mut *store, ()).await
         }
-        Entry::QuickJs { program, filename } => js::drive(store, instance, program, filename).await,
+        Entry::QuickJs { program, filename } => {
+            quickjs::drive(store, instance, program, filename).await
+        }
+    }
+}
+
+/// Linked modules of compiled programs, by the module's SHA-256 (a group of completions often
+/// repeats a program; Cranelift compiles each distinct module once per process).
+#[derive(Default)]
+pub(crate) struct ModuleCache {
+    /// Module hash → (last use, linked module).
+    entries: std::sync::Mutex<std::collections::HashMap<[u8; 32], LinkedModule>>,
+    clock: std::sync::atomic::AtomicU64,
+}
+
+type LinkedModule = (u64, wasmtime::InstancePre<P1State>);
+
+/// How many linked modules are kept.
+const MODULE_CACHE_ENTRIES: usize = 256;
+
+impl ModuleCache {
+    pub(crate) fn get(&self, key: &[u8; 32]) -> Option<wasmtime::InstancePre<P1State>> {
+        let tick = self
+            .clock
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut entries = self.entries.lock().ok()?;
+        let entry = entries.get_mut(key)?;
+        entry.0 = tick;
+        Some(entry.1.clone())
+    }
+
+    pub(crate) fn put(&self, key: [u8; 32], pre: wasmtime::InstancePre<P1State>) {
+        let tick = self
+            .clock
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= MODULE_CACHE_ENTRIES
+                && let Some(oldest) = entries.iter().min_by_key(|(_, v)| v.0).map(|(k, _)| *k)
+            {
+                entries.remove(&oldest);
+            }
+            entries.insert(key, (tick, pre));
+        }
     }
 }
