@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rebuilds the sandbox's Python runtime, python.wasm.zst, from app.py, the test harness
-# (../src/harness.py) and the vendored WIT; writes the harness's SHA-256 to harness.sha256.
+# (../src/guest/python/harness.py) and the vendored WIT; writes the harness's SHA-256 to harness.sha256.
 #
 #   grpo-sandbox/runtime/build.sh
 #
@@ -24,7 +24,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$here/app.py" "$work/"
 # The test harness goes into the snapshot too; its SHA-256 tells the host which one it is.
-cp "$here/../src/harness.py" "$work/grpo_harness.py"
+cp "$here/../src/guest/python/harness.py" "$work/grpo_harness.py"
 harness_sha=$(sha256sum "$work/grpo_harness.py" | cut -d' ' -f1)
 echo "SHA256 = \"$harness_sha\"" > "$work/grpo_harness_sha.py"
 cp -r "$here/wit" "$work/wit"
