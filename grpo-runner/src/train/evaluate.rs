@@ -41,7 +41,7 @@ impl Trainer {
         let rewards = Arc::clone(&self.rewards);
         let runtime = &self.runtime;
         let (tokenizer, settings) = (&self.tokenizer, &self.config.tools);
-        let mut make_tool = self.tools.clone().map(|sandbox| {
+        let mut make_tool = self.tool_sandbox().cloned().map(|sandbox| {
             move || -> Box<dyn ToolDriver + '_> {
                 Box::new(CodeTool::new(sandbox.clone(), runtime, tokenizer, settings))
             }

@@ -91,9 +91,10 @@ pub struct Trainer {
     tokenizer: Tokenizer,
     optimizer: AdamW,
     rewards: Arc<Scorer>,
+    /// The run's one sandbox: code scoring and the interpreter tool's sessions.
     sandbox: Option<Sandbox>,
-    /// The code interpreter's sandbox (`tools.enabled`).
-    tools: Option<Sandbox>,
+    /// Whether the scorer judges code in `sandbox`.
+    scores_code: bool,
     train_tasks: Vec<Task>,
     eval_tasks: Vec<Task>,
     template: Template,
@@ -238,14 +239,14 @@ impl Trainer {
         let template = config.template(manifest);
         let optimizer = AdamW::new(policy.named_vars(), config.optimizer.adamw())?;
         config.validate_for_tasks(train_tasks.iter().chain(&eval_tasks))?;
-        let sandbox = sandbox_for(&config, &[&train_tasks, &eval_tasks])?;
-        let tools = setup::tools_sandbox(&config)?;
+        let (sandbox, scores_code) = sandbox_for(&config, &[&train_tasks, &eval_tasks])?;
+        let code_sandbox = sandbox.clone().filter(|_| scores_code);
+        // Code scoring runs on these threads while this one samples.
+        let workers = code_sandbox.as_ref().map_or(1, |s| s.concurrency().max(1));
         let rewards = Arc::new(grpo_sandbox::scorer(
             &config.scoring(manifest)?,
-            sandbox.clone(),
+            code_sandbox,
         )?);
-        // Code scoring runs on these threads while this one computes reference log-probs.
-        let workers = sandbox.as_ref().map_or(1, |s| s.concurrency().max(1));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
             .enable_all()
@@ -271,7 +272,7 @@ impl Trainer {
             optimizer,
             rewards,
             sandbox,
-            tools,
+            scores_code,
             train_tasks,
             eval_tasks,
             template,
@@ -356,6 +357,16 @@ impl Trainer {
         &self.rewards
     }
 
+    /// The sandbox code is scored in, when the run scores code.
+    fn code_sandbox(&self) -> Option<&Sandbox> {
+        self.sandbox.as_ref().filter(|_| self.scores_code)
+    }
+
+    /// The sandbox the interpreter tool's sessions run in, when the tool is on.
+    fn tool_sandbox(&self) -> Option<&Sandbox> {
+        self.sandbox.as_ref().filter(|_| self.config.tools.enabled)
+    }
+
     fn encode_prompt(&self, task: &Task) -> Result<(String, Vec<u32>)> {
         let text = self.template.render(task);
         let ids = encode_prompt(&self.tokenizer, &text, self.config.model.chat_template)?;
@@ -430,7 +441,7 @@ impl Trainer {
         self.step += 1;
         let step = self.step;
         let p = self.config.sampling.prompts_per_step;
-        let runs_before = self.sandbox.as_ref().map_or(0, Sandbox::runs_started);
+        let runs_before = self.code_sandbox().map_or(0, Sandbox::runs_started);
 
         // sample → score (with refills under dynamic sampling)
         let filter = self.config.algorithm.shaping.filter_zero_variance_groups;
@@ -504,7 +515,7 @@ impl Trainer {
                 .flat_map(|gr| gr.completions.iter().map(|c| c.tokens.len()))
                 .sum(),
             refill_rounds: round as usize,
-            sandbox_runs: self.sandbox.as_ref().map_or(0, Sandbox::runs_started) - runs_before,
+            sandbox_runs: self.code_sandbox().map_or(0, Sandbox::runs_started) - runs_before,
             step_seconds: start.elapsed().as_secs_f64(),
         };
         let record = tally.record(facts, update);

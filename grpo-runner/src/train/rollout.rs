@@ -60,11 +60,7 @@ impl Trainer {
         // With code tasks the prompts are sampled in two pieces and the first piece is scored
         // in the sandbox while the second is sampled; the draws are the same either way (each
         // completion has its own random stream).
-        let pieces = if self.sandbox.is_some() && count > 1 {
-            2
-        } else {
-            1
-        };
+        let pieces = if self.scores_code && count > 1 { 2 } else { 1 };
         let per_piece = count.div_ceil(pieces);
         let retries = self.config.rewards.fault_retries;
         let timeout = self.config.rewards.group_timeout();
@@ -80,7 +76,7 @@ impl Trainer {
         for (piece, ids) in prompt_ids.chunks(per_piece).enumerate() {
             let start = Instant::now();
             let first = piece * per_piece;
-            let mut tool = self.tools.as_ref().map(|sandbox| {
+            let mut tool = self.tool_sandbox().map(|sandbox| {
                 CodeTool::new(
                     sandbox.clone(),
                     &self.runtime,
@@ -155,7 +151,7 @@ impl Trainer {
                 fault_groups += 1;
                 continue;
             };
-            let tool_calls = if self.tools.is_some() {
+            let tool_calls = if self.config.tools.enabled {
                 ids_of_group
                     .map(|id| tool_log.calls.remove(&id).unwrap_or_default())
                     .collect()
@@ -188,7 +184,7 @@ impl Trainer {
             scoring_seconds,
             generated_tokens,
             fault_groups,
-            tool_faults: self.tools.as_ref().map(|_| tool_log.faults.len()),
+            tool_faults: self.config.tools.enabled.then_some(tool_log.faults.len()),
             tool_wait_seconds,
         })
     }
