@@ -26,10 +26,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::model::{KvCache, Model};
 
-mod rounds;
+mod decode;
 
-pub use rounds::ToolDriver;
-use rounds::{Round, reborrow};
+pub use decode::ToolDriver;
+use decode::{Round, reborrow};
 
 /// Which completion of a sampling call: its prompt's index in the whole prompt set (pieces
 /// sampled with `first_prompt` count from the set's start) and its sample's index in the
