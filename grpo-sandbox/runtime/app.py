@@ -2,7 +2,7 @@
 
 componentize-py imports this module at build time and snapshots the interpreter afterwards,
 so everything imported here is ready (and importable by programs) at run time, and nothing
-else from the standard library is. The test harness (`src/harness.py`, copied next to this
+else from the standard library, or from the packages pinned in `requirements.txt`, is. The test harness (`src/harness.py`, copied next to this
 file by `build.sh` as `grpo_harness.py`, with its SHA-256 in `grpo_harness_sha.py`) is
 imported here too, after the standard library, so its set-up is part of the snapshot.
 
@@ -97,6 +97,116 @@ import warnings
 import weakref
 import zlib
 
+# The pure-Python packages (wheels pinned in requirements.txt, unpacked by build.sh), imported
+# here like the standard library above, so they cost nothing per run and only what is imported
+# here is importable later. `import sympy` leaves out a few subpackages that math programs
+# import by name; they are imported here too.
+#
+# sympy's gmpy glue imports `ctypes` at module level for `sizeof(c_long)`, which it uses only
+# with gmpy2; this CPython has no `_ctypes` (and programs must not have it). It gets a
+# stand-in while sympy loads, then taken out of `sys.modules`: a program's `import ctypes`
+# still fails.
+
+
+def _absent(name):
+    def unavailable(*args, **kwargs):
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    return unavailable
+
+
+def _stand_in(name, **attributes):
+    module = types.ModuleType(name, "build-time stand-in for a module this CPython lacks")
+    vars(module).update(attributes)
+    return module
+
+
+_STAND_INS = {
+    # wasm32: a C long is 4 bytes.
+    "ctypes": _stand_in("ctypes", c_long=_absent("_ctypes"), sizeof=lambda ctype: 4),
+}
+
+
+def _without_docstrings(tree):
+    """`tree` with the docstrings of its module, classes and functions taken out (`__doc__`
+    is then None, as under `python -OO`, but asserts stay). The packages' docstrings are
+    several megabytes of the snapshot that programs do not read."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                if len(body) > 1:
+                    del body[0]
+                else:
+                    body[0] = ast.copy_location(ast.Pass(), body[0])
+    return tree
+
+
+def _import_packages(names, roots):
+    """Imports `names`, compiling the source files under `roots` without docstrings."""
+    import importlib.machinery
+
+    loader = importlib.machinery.SourceFileLoader
+    original = loader.source_to_code
+
+    def source_to_code(self, data, path, *args, **kwargs):
+        if not str(path).startswith(roots):
+            return original(self, data, path, *args, **kwargs)
+        tree = compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(_without_docstrings(tree), path, "exec", dont_inherit=True)
+
+    loader.source_to_code = source_to_code
+    try:
+        for name in names:
+            __import__(name)
+    finally:
+        loader.source_to_code = original
+
+
+for _name in _STAND_INS:
+    assert _name not in sys.modules, _name
+sys.modules.update(_STAND_INS)
+try:
+    import importlib.util
+
+    _PACKAGES = ("mpmath", "sortedcontainers", "sympy")
+    # Beyond `import sympy`: subpackages programs import by name, and the modules sympy's own
+    # functions import on first call (solve checks units with sympy.physics.units, integrate
+    # loads the Risch and manual integrators, ...): found by running the test table
+    # (scripts/scientific_reference.py) on host CPython and listing what each case imported.
+    _SUBMODULES = (
+        "sympy.abc",
+        "sympy.codegen.ast",
+        "sympy.combinatorics",
+        "sympy.concrete.delta",
+        "sympy.integrals.heurisch",
+        "sympy.integrals.manualintegrate",
+        "sympy.integrals.prde",
+        "sympy.integrals.rde",
+        "sympy.integrals.risch",
+        "sympy.matrices.expressions.applyfunc",
+        "sympy.physics.units",
+        "sympy.polys.domains.old_fractionfield",
+        "sympy.polys.domains.old_polynomialring",
+        "sympy.polys.polymatrix",
+        "sympy.sets.handlers.functions",
+        "sympy.sets.setexpr",
+        "sympy.stats",
+        "sympy.tensor.array.array_derivatives",
+        "sympy.tensor.array.expressions",
+        "sympy.tensor.tensor",
+    )
+    _import_packages(
+        _PACKAGES + _SUBMODULES,
+        tuple(os.path.dirname(importlib.util.find_spec(name).origin) + os.sep
+              for name in _PACKAGES),
+    )
+finally:
+    for _name in _STAND_INS:
+        del sys.modules[_name]
+    del _name
+
 from wit_world import exports
 
 # typing replaces this placeholder in its own namespace with `annotationlib` on first use (which
@@ -175,6 +285,16 @@ def _warm_up():
         {"mode": "call", "entry_point": "f", "float_tolerance": 1e-9,
          "program": "def f(a, b):\n    return [a, b]\n",
          "cases": [[[1, 2.5], [1, 2.5]], [["x", True], ["x", True]]]},
+        # The calls tool-integrated math programs make most, so that their first call in a run
+        # finds its modules loaded and its bytecode specialized.
+        {"mode": "script", "program": (
+            "import mpmath\nfrom sympy import *\nx, y = symbols('x y')\n"
+            "print(solve(x**2 - 5*x + 6, x), solve([x + y - 3, x - y - 1], [x, y]))\n"
+            "print(simplify(sin(x)**2 + cos(x)**2), factor(x**3 - x), expand((x + 1)**3))\n"
+            "print(factorint(360), Rational(1, 3) + Rational(1, 6), isprime(97), N(pi, 30))\n"
+            "print(integrate(x * exp(x), x), limit(sin(x) / x, x, 0), diff(x**3, x))\n"
+            "with mpmath.workdps(50):\n    print(mpmath.sqrt(2), mpmath.pi)\n"
+        )},
     ]
     written = []
 

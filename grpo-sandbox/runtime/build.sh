@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Rebuilds the sandbox's Python runtime, python.wasm.zst, from app.py, the test harness
-# (../src/guest/python/harness.py) and the vendored WIT; writes the harness's SHA-256 to harness.sha256.
+# (../src/guest/python/harness.py), the pure-Python packages pinned in requirements.txt and the vendored WIT;
+# writes the harness's SHA-256 to harness.sha256.
 #
 #   grpo-sandbox/runtime/build.sh
 #
-# Needs python3 (with venv) and the zstd command. componentize-py 0.25.1 comes from PyPI into a
+# Needs python3 (with venv), the zstd command and PyPI. componentize-py 0.25.1 comes from PyPI into a
 # virtual environment outside the repository ($GRPO_RUNTIME_VENV, default
 # ${TMPDIR:-/tmp}/grpo-runtime-venv). The script prints the SHA-256 of the uncompressed
 # component, which runtime/README.md records (builds differ: the snapshot keeps state drawn
@@ -28,9 +29,18 @@ cp "$here/../src/guest/python/harness.py" "$work/grpo_harness.py"
 harness_sha=$(sha256sum "$work/grpo_harness.py" | cut -d' ' -f1)
 echo "SHA256 = \"$harness_sha\"" > "$work/grpo_harness_sha.py"
 cp -r "$here/wit" "$work/wit"
+# The packages: wheels checked against the SHA-256s in requirements.txt, unpacked into site/
+# (pure Python, so unpacking is installing); app.py imports them, so they live in the snapshot.
+"$venv/bin/pip" download --quiet --no-deps --only-binary=:all: --require-hashes \
+    -r "$here/requirements.txt" -d "$work/wheels"
+for wheel in "$work"/wheels/*.whl; do
+    python3 -m zipfile -e "$wheel" "$work/site"
+done
 cd "$work"
-# Build in a clean directory so nothing but app.py and the harness is importable at snapshot time.
-PYTHONDONTWRITEBYTECODE=1 "$venv/bin/componentize-py" -d wit -w python componentize app -o python.wasm
+# Build in a clean directory so nothing but app.py, the harness and site/ is importable at
+# snapshot time.
+PYTHONDONTWRITEBYTECODE=1 "$venv/bin/componentize-py" -d wit -w python componentize app \
+    -p . -p site -o python.wasm
 # The snapshot's objects become immortal, so runs stop writing reference counts into its pages.
 python3 "$here/immortalize.py" python.wasm
 sha256sum python.wasm | cut -d' ' -f1 > python.wasm.sha256

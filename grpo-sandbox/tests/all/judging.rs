@@ -144,9 +144,11 @@ fn a_cpp_checker_speaks_testlib() {
 }
 
 fn fault_of(checker_source: &str) -> String {
+    // 128 MiB: the Python snapshot's heap is 57 MiB, and the output flood below needs 16 MiB
+    // more before its output is cut.
     let t = task(json!({"tests": {"type": "stdio", "cases": sum_cases(),
         "checker": {"language": "python", "source": checker_source, "protocol": "codeforces",
-                    "time_limit_ms": 500, "memory_mb": 64}}}));
+                    "time_limit_ms": 500, "memory_mb": 128}}}));
     match judge_with(&t, &[SUM_REFERENCE], ScoreOptions::default()) {
         Err(RewardError::Fault { reason, .. }) => reason,
         other => panic!("expected a fault for checker {checker_source:?}, got {other:?}"),

@@ -18,5 +18,6 @@ mod sandbox_cc;
 mod sandbox_humaneval;
 mod sandbox_js;
 mod sandbox_throughput;
+mod scientific;
 mod session;
 mod vendored_wasmtime;

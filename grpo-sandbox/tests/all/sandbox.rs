@@ -216,7 +216,7 @@ mod basics {
 }
 
 /// Hostile programs: each must be contained with the right status, quickly.
-mod hostile {
+pub(crate) mod hostile {
     use super::*;
 
     fn timed(program: &str, limits: &Limits) -> (RunResult, f64) {
@@ -366,6 +366,80 @@ mod hostile {
     fn environment_is_empty() {
         let r = run("import os\nprint(dict(os.environ))");
         assert_eq!(r.stdout, "{}\n", "{r:?}");
+    }
+
+    #[test]
+    fn sympy_and_mpmath_eval_paths_are_confined_like_any_code() {
+        // sympify, parse_expr and lambdify evaluate strings as Python; mpmath parses numbers
+        // from strings. What they run is the program's own code, with the same confinement.
+        let host_files = [
+            "import sympy\nprint(sympy.sympify(\"__import__('builtins').open('/etc/passwd').read()\"))",
+            "from sympy.parsing.sympy_parser import parse_expr\nprint(parse_expr(\"__import__('os').listdir('/')\"))",
+            "import sympy\nf = sympy.lambdify([], \"__import__('builtins').open('/proc/self/environ').read()\")\nprint(f())",
+        ];
+        for program in host_files {
+            let r = run(program);
+            assert_ne!(r.status, RunStatus::Ok, "{program}: {r:?}");
+            for host in ["root:", "etc", "home", "usr", "PATH="] {
+                assert!(!r.stdout.contains(host), "{program}: {r:?}");
+            }
+        }
+        let escapes = [
+            "import sympy\nprint(sympy.sympify(\"__import__('ctypes')\"))",
+            "import sympy\nprint(sympy.lambdify([], \"__import__('_ctypes')\")())",
+            "from sympy.parsing.sympy_parser import parse_expr\nparse_expr(\"__import__('subprocess').run(['ls'])\")",
+            "import sympy\nsympy.sympify(\"__import__('threading').Thread(target=print).start()\")",
+            "import mpmath\nprint(mpmath.mpmathify(\"__import__('os').system('ls')\"))",
+        ];
+        for program in escapes {
+            let r = run(program);
+            assert_eq!(r.status, RunStatus::Error, "{program}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn runaway_sympy_and_mpmath_work_is_stopped_by_the_limits() {
+        let limits = Limits {
+            time_limit_ms: 500,
+            ..quick()
+        };
+        // The ninth Fermat number's factors took hours of 1980s computing; sympy does not
+        // find them in half a second, nor a million digits of pi.
+        for program in [
+            "import sympy\nprint(sympy.factorint(2**512 + 1))",
+            "import sympy\nx = sympy.Symbol('x')\nprint(sympy.simplify(sum(sympy.sin(k * x)**k / (1 + sympy.cos(x)**k) for k in range(1, 60))))",
+            "import mpmath\nmpmath.mp.dps = 10**6\nprint(mpmath.zeta(3))",
+        ] {
+            let (r, secs) = timed(program, &limits);
+            assert!(
+                matches!(r.status, RunStatus::Timeout | RunStatus::MemoryLimit),
+                "{program}: {r:?}"
+            );
+            assert!(secs < 3.0, "{program}: took {secs}s");
+        }
+    }
+
+    /// A program that rewrites the packages' module state (functions, class methods, mpmath's
+    /// precision and its memoized constants) in one run.
+    pub(crate) const PACKAGE_POISON: &str = "import sympy, mpmath, sortedcontainers\nfrom mpmath.libmp import libelefun\nsympy.solve = lambda *a, **k: [42]\nsympy.Integer.__add__ = lambda a, b: sympy.Integer(0)\nsympy.core.cache.clear_cache()\nmpmath.mp.dps = 5\npi_memo = libelefun.pi_fixed.__closure__[0].cell_contents\npi_memo.memo_prec, pi_memo.memo_val = 10**5, 0\nsortedcontainers.SortedList.add = None\nprint(sympy.solve(1), sympy.Integer(2) + 3, mpmath.mp.pi)";
+
+    /// What the same names give in a run that starts from the snapshot.
+    pub(crate) const PACKAGE_CHECK: &str = "import sympy, mpmath, sortedcontainers\nx = sympy.Symbol('x')\ns = sortedcontainers.SortedList([3, 1])\ns.add(2)\nprint(sympy.solve(x - 1, x), sympy.Integer(2) + 3, mpmath.mp.dps, mpmath.mp.pi, list(s))";
+
+    pub(crate) const PACKAGE_CLEAN: &str = "[1] 5 15 3.14159265358979 [1, 2, 3]\n";
+
+    #[test]
+    fn package_state_a_run_mutates_does_not_reach_the_next_run() {
+        let r = run(PACKAGE_POISON);
+        assert_eq!(
+            (r.status, r.stdout.as_str()),
+            (RunStatus::Ok, "[42] 0 0.0\n"),
+            "the poison took: {r:?}"
+        );
+        for _ in 0..3 {
+            let r = run(PACKAGE_CHECK);
+            assert_eq!(r.stdout, PACKAGE_CLEAN, "{r:?}");
+        }
     }
 }
 

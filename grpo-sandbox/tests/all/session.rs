@@ -182,6 +182,22 @@ fn nothing_leaks_between_sessions() {
 }
 
 #[test]
+fn package_state_a_session_mutates_stays_in_that_session() {
+    use crate::sandbox::hostile::{PACKAGE_CHECK, PACKAGE_CLEAN, PACKAGE_POISON};
+    let a = open(limits());
+    let r = run(&a, PACKAGE_POISON);
+    assert_eq!(r.stdout, "[42] 0 0.0\n", "the poison took: {r:?}");
+    // The session keeps its own state, as an interpreter does...
+    assert_eq!(run(&a, "print(sympy.solve(1))").stdout, "[42]\n");
+    // ...and nothing of it reaches another session, opened alongside or after.
+    let b = open(limits());
+    assert_eq!(run(&b, PACKAGE_CHECK).stdout, PACKAGE_CLEAN);
+    drop(a);
+    let c = open(limits());
+    assert_eq!(run(&c, PACKAGE_CHECK).stdout, PACKAGE_CLEAN);
+}
+
+#[test]
 fn exiting_or_forging_the_end_of_a_call_stays_inside_the_session() {
     let s = open(limits());
     run(&s, "v = 1");
