@@ -2,11 +2,36 @@
 //! independent of batching, greedy decoding, EOS and length stops.
 
 use crate::common::{random_ids, random_model, random_tensors, small_config};
-use candle_core::{DType, Device, Tensor};
+use candle_core::{D, DType, Device, Tensor};
 use grpo_runner::model::{Architecture, Model};
-use grpo_runner::rollout::sampler::{
-    FinishReason, SamplingConfig, sample, sample_from, score_completion,
-};
+use grpo_runner::rollout::sampler::{FinishReason, SamplingConfig, sample, sample_from};
+
+/// Log-probabilities of `completion` given `prompt` under `model` at `temperature` (1.0 for
+/// the unscaled policy), from one full forward pass: the re-scoring that must agree with the
+/// log-probs the sampler recorded.
+fn score_completion(
+    model: &Model,
+    prompt: &[u32],
+    completion: &[u32],
+    temperature: f64,
+) -> grpo_runner::Result<Vec<f32>> {
+    assert!(
+        !prompt.is_empty() && !completion.is_empty(),
+        "prompt and completion must be non-empty"
+    );
+    let ids: Vec<u32> = prompt.iter().chain(completion).copied().collect();
+    let n = ids.len();
+    let input = Tensor::from_vec(ids, (1, n), model.device())?;
+    let logits = model.detached()?.forward(&input, &[0], None)?;
+    let logits = logits
+        .narrow(1, prompt.len() - 1, completion.len())?
+        .squeeze(0)?;
+    let logits = (logits.to_dtype(DType::F64)? / temperature)?;
+    let logp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+    let target = Tensor::new(completion, model.device())?.unsqueeze(1)?;
+    let picked = logp.gather(&target, 1)?.squeeze(1)?.to_dtype(DType::F32)?;
+    Ok(picked.to_vec1::<f32>()?)
+}
 
 fn model() -> Model {
     random_model(&small_config(Architecture::Qwen2, 30, true), 21, DType::F32)
