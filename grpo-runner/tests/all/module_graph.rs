@@ -14,8 +14,8 @@ fn src() -> PathBuf {
 }
 
 /// Every `.rs` file under `dir`, with its module path from the crate root (`lib.rs` → `[]`,
-/// `train/mod.rs` → `["train"]`, `rollout/sampler/rounds.rs` → `["rollout", "sampler",
-/// "rounds"]`).
+/// `train/mod.rs` → `["train"]`, `rollout/sampler/decode.rs` → `["rollout", "sampler",
+/// "decode"]`).
 fn modules(dir: &Path, prefix: &[String], out: &mut Vec<(PathBuf, Vec<String>)>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("reads src/")
