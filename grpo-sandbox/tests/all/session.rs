@@ -239,7 +239,10 @@ fn a_spent_cpu_budget_or_lifetime_closes_the_session() {
     let second = run(&s, "while True:\n    pass");
     assert_eq!(second.status, RunStatus::Timeout, "{second:?}");
     assert!(second.cpu_ms < 1_000.0, "{second:?}");
-    assert!(first.cpu_ms + second.cpu_ms >= 950.0, "{first:?} {second:?}");
+    assert!(
+        first.cpu_ms + second.cpu_ms >= 950.0,
+        "{first:?} {second:?}"
+    );
     let closed = rt().block_on(s.run("1"));
     assert!(
         matches!(closed, Err(SandboxError::SessionClosed { .. })),
