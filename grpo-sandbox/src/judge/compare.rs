@@ -196,7 +196,8 @@ fn fold_eq(a: &str, b: &str) -> bool {
 }
 
 /// Two tokens match when equal, equal without case (when asked), or both finite numbers
-/// within the absolute or the relative tolerance.
+/// within the absolute or the relative tolerance. One tolerance for both (testlib's `rcmp*`)
+/// is testlib's `doubleCompare`: 1e-15 of slack on each side.
 fn tokens_match(got: &str, want: &str, compare: &Compare) -> bool {
     if got == want || (compare.case_insensitive && fold_eq(got, want)) {
         return true;
@@ -206,12 +207,27 @@ fn tokens_match(got: &str, want: &str, compare: &Compare) -> bool {
     }
     match (got.parse::<f64>(), want.parse::<f64>()) {
         (Ok(g), Ok(w)) if g.is_finite() && w.is_finite() => {
-            let diff = (g - w).abs();
-            compare.abs_tol.is_some_and(|a| diff <= a)
-                || compare.rel_tol.is_some_and(|r| diff <= r * w.abs())
+            match (compare.abs_tol, compare.rel_tol) {
+                (Some(a), Some(r)) if a == r => testlib_double_compare(w, g, a),
+                (abs, rel) => {
+                    let diff = (g - w).abs();
+                    abs.is_some_and(|a| diff <= a) || rel.is_some_and(|r| diff <= r * w.abs())
+                }
+            }
         }
         _ => false,
     }
+}
+
+/// testlib's `doubleCompare(expected, result, error)` on finite numbers: the error grows by
+/// 1e-15, then within it absolutely, or relatively.
+fn testlib_double_compare(expected: f64, result: f64, error: f64) -> bool {
+    let error = error + 1e-15;
+    if (result - expected).abs() <= error {
+        return true;
+    }
+    let (a, b) = (expected * (1.0 - error), expected * (1.0 + error));
+    result >= a.min(b) && result <= a.max(b)
 }
 
 /// `text`, cut to `max` characters with an ellipsis.

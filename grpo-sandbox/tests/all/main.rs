@@ -20,4 +20,5 @@ mod sandbox_js;
 mod sandbox_throughput;
 mod scientific;
 mod session;
+mod testlib;
 mod vendored_wasmtime;

@@ -21,6 +21,7 @@ use super::cache::{self, DiskCache, Entry, Key, Lru};
 use super::confine::Confinement;
 use super::direct::{self, Direct};
 use super::error::CcError;
+use super::pasted;
 use super::pch;
 use super::run::{Exit, probe, signal_note};
 use super::shadow;
@@ -347,6 +348,12 @@ impl Compiler {
             });
         }
         let start = Instant::now();
+        // A pasted-in testlib is the shipped one (see `pasted`).
+        let unpasted = match lang {
+            CLang::Cpp => pasted::unpaste(source),
+            CLang::C => None,
+        };
+        let source = unpasted.as_deref().unwrap_or(source);
         // The program's own functions under C library names are renamed (see `shadow`).
         let shadowed = shadow::rewrite(lang, source);
         if let Some(shadowed) = &shadowed {

@@ -28,6 +28,7 @@ mod confine;
 mod direct;
 mod error;
 mod lex;
+mod pasted;
 mod pch;
 mod run;
 mod shadow;

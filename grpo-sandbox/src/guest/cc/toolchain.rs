@@ -6,7 +6,7 @@
 //! | path | what |
 //! |---|---|
 //! | `ziglang/zig`, `ziglang/lib/` | the wheel's zig binary and its library sources (read-only to jobs) |
-//! | `include-<hash>/bits/stdc++.h`, `include-<hash>/thread` | our `<bits/stdc++.h>` and `<thread>` for wasm32-wasi (written by the compiler) |
+//! | `include-<hash>/bits/stdc++.h`, `thread`, `fstream`, `testlib.h` | our `<bits/stdc++.h>`, `<thread>`, `<fstream>` and `testlib.h` for wasm32-wasi (written by the compiler) |
 //! | `zig-cache/` | zig's global cache: wasi-libc, libc++ and compiler-rt built on first use |
 //! | `pch/` | the precompiled `<bits/stdc++.h>`, built by the warm-up |
 //! | `warm-<hash>` | marks that the warm-up finished for these flags and this header |
@@ -36,10 +36,23 @@ pub(crate) const BITS_STDCXX_H: &str = include_str!("stdc++.h");
 /// The `<thread>` shipped to every C++ compile: `std::this_thread` for a single thread.
 pub(crate) const THREAD_H: &str = include_str!("thread.h");
 
+/// The `<fstream>` shipped to every C++ compile: libc++'s file streams, which its wasm32-wasi
+/// configuration leaves out, over the guest's files.
+pub(crate) const FSTREAM_H: &str = include_str!("fstream");
+
+/// The `testlib.h` shipped to every C++ compile: testlib 0.9.44 (`vendor/testlib/`) with the
+/// edits of `vendor/testlib/testlib.patch`, so that checkers written against it compile
+/// without C++ exceptions.
+pub(crate) const TESTLIB_H: &str = include_str!("testlib.h");
+
 /// The headers shipped to every C++ compile: where they go under
 /// [`Toolchain::include_dir`], and their text.
-pub(crate) const SHIPPED_HEADERS: [(&str, &str); 2] =
-    [("bits/stdc++.h", BITS_STDCXX_H), ("thread", THREAD_H)];
+pub(crate) const SHIPPED_HEADERS: [(&str, &str); 4] = [
+    ("bits/stdc++.h", BITS_STDCXX_H),
+    ("thread", THREAD_H),
+    ("fstream", FSTREAM_H),
+    ("testlib.h", TESTLIB_H),
+];
 
 /// The SHA-256 of the shipped headers, hex: what names their directory, and part of every
 /// key that depends on them.
