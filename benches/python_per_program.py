@@ -16,6 +16,9 @@ Program sets (each program distinct, a numbered comment first):
   trivial    `x = 1`: the per-run floor
   stdio      the sieve program of benches/languages.py, its input inlined
   humaneval  the 164 HumanEval canonical solutions with their tests and `check(entry_point)`
+  sympy      `from sympy import ...` and one `solve`: a tool-integrated math call (the native
+             side needs sympy: `--python` a venv's python with the wheels of
+             grpo-sandbox/runtime/requirements.txt; pyeryx has no sympy)
 
 Every run's outcome is checked (stdout, exit status) on every side; a wrong answer aborts.
 Prints programs/s and ms of CPU per program per side, and the first side's rate over each
@@ -45,6 +48,9 @@ SIEVE = languages.PROGRAMS["python"].replace(
 )
 assert "stdin" not in SIEVE
 
+# One equation solved with sympy, as a tool-integrated math program calls it.
+SYMPY = "from sympy import symbols, solve\nx = symbols('x')\nprint(solve(x**2 - 5*x + 6, x))\n"
+
 
 def program_sets(repeat):
     with gzip.open(HUMANEVAL, "rt") as f:
@@ -58,6 +64,7 @@ def program_sets(repeat):
         "trivial": [(f"# {i} {stamp}\nx = 1\n", "") for i in range(200 * repeat)],
         "stdio": [(f"# {i} {stamp}\n" + SIEVE, "41 669\n") for i in range(100 * repeat)],
         "humaneval": [(f"# {i} {stamp}\n" + code, out) for i, (code, out) in enumerate(humaneval)],
+        "sympy": [(f"# {i} {stamp}\n" + SYMPY, "[2, 3]\n") for i in range(50 * repeat)],
     }
 
 
