@@ -1,5 +1,4 @@
-//! Packing (prompt, completion) pairs into the tensors of one teacher-forced forward pass, and
-//! the step's groups packed once (`StepBatch`).
+//! Packing (prompt, completion) pairs into the tensors of one teacher-forced forward pass.
 //!
 //! Every row is `prompt ++ completion`, right padded to the longest row, positions from 0. The
 //! model sees `row[..n-1]` and predicts `row[1..]`, so the completion's `k`-th token is
@@ -9,10 +8,7 @@
 
 use candle_core::{Device, Tensor};
 
-use super::group::Group;
-use super::logprobs::batch_logprobs;
 use crate::error::{Error, Result};
-use crate::model::Model;
 
 /// The tensors of one packed batch.
 ///
@@ -324,62 +320,6 @@ impl GroupBatch {
             .iter()
             .map(|&g| self.prompt_pad[g as usize])
             .collect()
-    }
-}
-
-/// The groups a step trains on, packed once: every completion after its group's prompt,
-/// tool output masked from the loss. The reference log-probs and every pass of the update read
-/// this one batch; a micro-batch is a [`GroupBatch::select`] of it.
-pub(crate) struct StepBatch<'a> {
-    pub(crate) groups: &'a [Group],
-    pub(crate) packed: GroupBatch,
-    /// Reference log-probs per group, per completion (β > 0 only).
-    pub(crate) reference: Option<Vec<Vec<Vec<f32>>>>,
-}
-
-impl<'a> StepBatch<'a> {
-    /// Packs `groups` (at least one) with `pad_id` on `device`; with a `reference` model,
-    /// scores every completion under it too (at `temperature`, as the update's ratio).
-    pub(crate) fn pack(
-        groups: &'a [Group],
-        pad_id: u32,
-        device: &Device,
-        reference: Option<&Model>,
-        temperature: f64,
-    ) -> Result<Self> {
-        let rows: Vec<(&[u32], Vec<&[u32]>)> = groups
-            .iter()
-            .map(|g| {
-                let completions = g.completions.iter().map(|c| &c.tokens[..]);
-                (&g.prompt_ids[..], completions.collect())
-            })
-            .collect();
-        let mut packed = GroupBatch::pack(&rows, pad_id, device)?;
-        // Tool output is context, not the policy's action.
-        let spans: Vec<&[(usize, usize)]> = groups
-            .iter()
-            .flat_map(|g| g.completions.iter().map(|c| &c.tool_spans[..]))
-            .collect();
-        if spans.iter().any(|s| !s.is_empty()) {
-            packed.mask_spans(&spans)?;
-        }
-        let reference = match reference {
-            Some(model) => {
-                // Detached once for the step. Group by group: the numbers a batch of one
-                // group gives, whatever else the step holds.
-                let model = model.detached()?;
-                let scored = (0..groups.len())
-                    .map(|g| batch_logprobs(&model, &packed.select(&[g])?, temperature))
-                    .collect::<Result<Vec<_>>>()?;
-                Some(scored)
-            }
-            None => None,
-        };
-        Ok(StepBatch {
-            groups,
-            packed,
-            reference,
-        })
     }
 }
 

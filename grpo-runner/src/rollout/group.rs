@@ -1,12 +1,17 @@
 //! A group: one prompt's G completions, scored, with what the rollout knows of each (texts,
-//! verdicts, shaped rewards, tool calls). The unit dynamic sampling keeps or drops, the
-//! advantages normalise over, and [`super::batch::StepBatch`] packs.
+//! verdicts, shaped rewards, tool calls), the unit dynamic sampling keeps or drops and the
+//! advantages normalise over; and the groups a step trains on, packed once ([`StepBatch`]).
 
+use candle_core::Device;
 use grpo_rewards::ScoredResult;
 use grpo_tasks::Task;
 
+use super::batch::GroupBatch;
+use super::logprobs::batch_logprobs;
 use super::sampler::Completion;
 use super::tools::ToolCall;
+use crate::error::Result;
+use crate::model::Model;
 
 /// One prompt's group of sampled completions, scored.
 #[derive(Debug, Clone)]
@@ -28,5 +33,61 @@ impl Group {
     /// Whether every completion got the same shaped reward (its advantages are all zero).
     pub(crate) fn is_tied(&self) -> bool {
         grpo_core::is_tied(&self.rewards)
+    }
+}
+
+/// The groups a step trains on, packed once: every completion after its group's prompt,
+/// tool output masked from the loss. The reference log-probs and every pass of the update read
+/// this one batch; a micro-batch is a [`GroupBatch::select`] of it.
+pub(crate) struct StepBatch<'a> {
+    pub(crate) groups: &'a [Group],
+    pub(crate) packed: GroupBatch,
+    /// Reference log-probs per group, per completion (β > 0 only).
+    pub(crate) reference: Option<Vec<Vec<Vec<f32>>>>,
+}
+
+impl<'a> StepBatch<'a> {
+    /// Packs `groups` (at least one) with `pad_id` on `device`; with a `reference` model,
+    /// scores every completion under it too (at `temperature`, as the update's ratio).
+    pub(crate) fn pack(
+        groups: &'a [Group],
+        pad_id: u32,
+        device: &Device,
+        reference: Option<&Model>,
+        temperature: f64,
+    ) -> Result<Self> {
+        let rows: Vec<(&[u32], Vec<&[u32]>)> = groups
+            .iter()
+            .map(|g| {
+                let completions = g.completions.iter().map(|c| &c.tokens[..]);
+                (&g.prompt_ids[..], completions.collect())
+            })
+            .collect();
+        let mut packed = GroupBatch::pack(&rows, pad_id, device)?;
+        // Tool output is context, not the policy's action.
+        let spans: Vec<&[(usize, usize)]> = groups
+            .iter()
+            .flat_map(|g| g.completions.iter().map(|c| &c.tool_spans[..]))
+            .collect();
+        if spans.iter().any(|s| !s.is_empty()) {
+            packed.mask_spans(&spans)?;
+        }
+        let reference = match reference {
+            Some(model) => {
+                // Detached once for the step. Group by group: the numbers a batch of one
+                // group gives, whatever else the step holds.
+                let model = model.detached()?;
+                let scored = (0..groups.len())
+                    .map(|g| batch_logprobs(&model, &packed.select(&[g])?, temperature))
+                    .collect::<Result<Vec<_>>>()?;
+                Some(scored)
+            }
+            None => None,
+        };
+        Ok(StepBatch {
+            groups,
+            packed,
+            reference,
+        })
     }
 }

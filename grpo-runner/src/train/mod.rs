@@ -24,7 +24,7 @@
 //!
 //! Files: `setup.rs` (pack and sandbox), `rollout.rs` (sample and score a round into
 //! groups (`rollout/group.rs`)), `update.rs` (the policy update over the step's
-//! `StepBatch` (`rollout/batch.rs`)), `report.rs` (a step's records),
+//! `StepBatch` (`rollout/group.rs`)), `report.rs` (a step's records),
 //! `evaluate.rs` (held-out evaluation), `sft.rs` (the warm-up); the step and the run are here.
 //! The data they pass (groups, the packed batch) lives in [`crate::rollout`], what a run
 //! writes in [`crate::run`].
@@ -52,8 +52,7 @@ use crate::error::{Error, Result};
 use crate::eval::encode_prompt;
 use crate::model::Model;
 use crate::optim::AdamW;
-use crate::rollout::batch::StepBatch;
-use crate::rollout::group::Group;
+use crate::rollout::group::{Group, StepBatch};
 use crate::run::checkpoint::{self, RngState, TrainState};
 use crate::run::dir::RunDir;
 use crate::run::records::{EvalRecord, Event, SampleRecord, StepRecord};

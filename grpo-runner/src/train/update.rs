@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use super::{Trainer, derive_seed};
 use crate::error::{Error, Result};
 use crate::rollout::batch::PackedBatch;
-use crate::rollout::batch::StepBatch;
+use crate::rollout::group::StepBatch;
 use crate::rollout::logprobs::window_logits;
 use crate::run::records::mean_std;
 
