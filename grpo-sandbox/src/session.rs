@@ -48,6 +48,7 @@ use std::path::Path;
 use wasmtime::Store;
 
 use crate::engine::budget::{Budget, CallMeter, HasBudget};
+use crate::engine::ended::Ended;
 use crate::engine::pipe::{CALL_DONE_TAG, CappedPipe};
 use crate::engine::run::{self, Guest as _};
 use crate::engine::slot::QueueClock;
@@ -146,8 +147,7 @@ struct State {
 
 /// A running interpreter and the host's ends of its streams.
 /// The interpreter's future: how it ended.
-type Guest =
-    std::pin::Pin<Box<dyn std::future::Future<Output = (RunStatus, Option<i32>, String)> + Send>>;
+type Guest = std::pin::Pin<Box<dyn std::future::Future<Output = Ended> + Send>>;
 
 struct Live {
     input: SessionInput,
@@ -197,7 +197,7 @@ enum CallStatus {
 /// How waiting for a call ended.
 enum Waited {
     Done(Done),
-    Exited((RunStatus, Option<i32>, String)),
+    Exited(Ended),
 }
 
 impl Session {
@@ -322,13 +322,13 @@ impl Session {
                 };
                 None
             }
-            Ok(Waited::Exited((status, exit_code, detail))) => {
-                result.status = status;
-                result.exit_code = exit_code;
-                Some(if detail.is_empty() {
+            Ok(Waited::Exited(ended)) => {
+                result.status = ended.status;
+                result.exit_code = ended.exit_code;
+                Some(if ended.detail.is_empty() {
                     "the interpreter exited".to_owned()
                 } else {
-                    detail
+                    ended.detail
                 })
             }
             Err(_elapsed) => {
@@ -467,7 +467,7 @@ async fn start_interpreter(
     limits: &Limits,
     workdir: &Path,
 ) -> Result<(
-    std::pin::Pin<Box<dyn Future<Output = (RunStatus, Option<i32>, String)> + Send>>,
+    std::pin::Pin<Box<dyn Future<Output = Ended> + Send>>,
     String,
 )> {
     limits.validate()?;
@@ -488,7 +488,7 @@ async fn start_interpreter(
         };
         let builder = match run::context(&guest, &workdir, input, &stdout, &stderr) {
             Ok(builder) => builder,
-            Err(e) => return (RunStatus::Crash, None, e.to_string()),
+            Err(e) => return Ended::stopped(RunStatus::Crash, e.to_string()),
         };
         let mut store = Store::new(sandbox.engine(), guest.state(builder, budget));
         crate::engine::budget::arm(&mut store);
@@ -502,9 +502,9 @@ async fn start_interpreter(
             Ok(Ok(outcome)) => run::ended(outcome, store.data_mut().budget(), guest.traps()),
             // Only a plain run's waits are charged, so a session's metering never stops it.
             Ok(Err(crate::engine::cpu_clock::OverTime)) => {
-                (RunStatus::Timeout, None, "time limit reached".into())
+                Ended::stopped(RunStatus::Timeout, "time limit reached")
             }
-            Err(e) => (RunStatus::Crash, None, format!("sandbox closed: {e}")),
+            Err(e) => Ended::stopped(RunStatus::Crash, format!("sandbox closed: {e}")),
         }
     });
     Ok((guest, nonce))
@@ -559,7 +559,7 @@ async fn wait(live: &mut Live, nonce: &str) -> Waited {
 /// Polls the interpreter until it is parked (waiting on stdin, holding no CPU slot and not
 /// queued for one), or ends (its outcome). Nothing polls it between calls: left runnable, it
 /// would keep a CPU slot (or its place in the slots' queue) from every other program.
-async fn settle(live: &mut Live) -> Option<(RunStatus, Option<i32>, String)> {
+async fn settle(live: &mut Live) -> Option<Ended> {
     std::future::poll_fn(|cx| match live.guest.as_mut().poll(cx) {
         std::task::Poll::Ready(ended) => std::task::Poll::Ready(Some(ended)),
         std::task::Poll::Pending if live.queued.is_parked() => std::task::Poll::Ready(None),

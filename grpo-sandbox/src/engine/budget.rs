@@ -12,6 +12,7 @@ use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::I32Exit;
 
 use crate::engine::cpu_clock::CpuClock;
+use crate::engine::ended::Ended;
 use crate::engine::pipe::OUTPUT_LIMIT_MESSAGE;
 use grpo_rewards::code::limits::Limits;
 use grpo_rewards::result::RunStatus;
@@ -143,15 +144,13 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-pub(crate) fn quota_outcome(
-    quota: u64,
-    exit_code: Option<i32>,
-) -> (RunStatus, Option<i32>, String) {
-    (
+/// The end of a run that wrote more than its file quota (with the exit code it gave, if any).
+pub(crate) fn quota_outcome(quota: u64, exit_code: Option<i32>) -> Ended {
+    Ended::stopped(
         RunStatus::OutputLimit,
-        exit_code,
         format!("file quota of {quota} bytes exceeded"),
     )
+    .with_exit_code(exit_code)
 }
 
 /// How a trap that is not a limit reads: the interpreter's own crash (Python, JavaScript), or
@@ -167,41 +166,29 @@ pub(crate) enum Traps {
 }
 
 /// Maps a failed call to a status: an exit, a limit, or a crash.
-pub(crate) fn classify_error(
-    e: &wasmtime::Error,
-    state: Option<&Budget>,
-    traps: Traps,
-) -> (RunStatus, Option<i32>, String) {
+pub(crate) fn classify_error(e: &wasmtime::Error, state: Option<&Budget>, traps: Traps) -> Ended {
     if let Some(exit) = e.downcast_ref::<I32Exit>() {
-        let status = if exit.0 == 0 {
-            RunStatus::Ok
-        } else {
-            RunStatus::Error
-        };
         // A MemoryError that killed the program is a memory-limit verdict.
         if exit.0 != 0 && state.is_some_and(|s| s.memory.hit) {
-            return (
-                RunStatus::MemoryLimit,
-                Some(exit.0),
-                "memory limit reached".into(),
-            );
+            return Ended::stopped(RunStatus::MemoryLimit, "memory limit reached")
+                .with_exit_code(Some(exit.0));
         }
-        return (status, Some(exit.0), String::new());
+        return Ended::exited(exit.0);
     }
     if let Some(state) = state {
         if state.cpu_exceeded {
-            return (RunStatus::Timeout, None, "time limit reached".into());
+            return Ended::stopped(RunStatus::Timeout, "time limit reached");
         }
         if state.quota_exceeded {
             return quota_outcome(state.file_quota, None);
         }
         if state.memory.hit {
-            return (RunStatus::MemoryLimit, None, "memory limit reached".into());
+            return Ended::stopped(RunStatus::MemoryLimit, "memory limit reached");
         }
     }
     let text = format!("{e:#}");
     if text.contains(OUTPUT_LIMIT_MESSAGE) {
-        return (RunStatus::OutputLimit, None, "output limit reached".into());
+        return Ended::stopped(RunStatus::OutputLimit, "output limit reached");
     }
     match (traps, e.downcast_ref::<Trap>()) {
         (Traps::Native, Some(trap)) => {
@@ -213,21 +200,17 @@ pub(crate) fn classify_error(
                 Trap::StackOverflow => (-11, "stack overflow (SIGSEGV)"),
                 _ => (-11, "memory fault (SIGSEGV)"),
             };
-            (
-                RunStatus::Error,
-                Some(code),
-                format!("{what}: {}", first_line(&text)),
-            )
+            Ended::stopped(RunStatus::Error, format!("{what}: {}", first_line(&text)))
+                .with_exit_code(Some(code))
         }
         // Unbounded recursion in the program: Python's and JavaScript's own error for it.
-        (Traps::Interpreter, Some(Trap::StackOverflow)) => (
+        (Traps::Interpreter, Some(Trap::StackOverflow)) => Ended::stopped(
             RunStatus::Error,
-            Some(1),
-            "maximum call stack size exceeded (the native stack is 8 MiB)".into(),
-        ),
-        _ => (
+            "maximum call stack size exceeded (the native stack is 8 MiB)",
+        )
+        .with_exit_code(Some(1)),
+        _ => Ended::stopped(
             RunStatus::Crash,
-            None,
             format!("the interpreter trapped: {}", first_line(&text)),
         ),
     }

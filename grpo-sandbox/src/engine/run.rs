@@ -22,6 +22,7 @@ use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use crate::engine::budget::{self, Budget, HasBudget, Traps};
 use crate::engine::cpu_clock;
+use crate::engine::ended::Ended;
 use crate::engine::files::{self, JobFiles};
 use crate::engine::pipe::CappedPipe;
 use crate::engine::rundir::RunDirs;
@@ -125,12 +126,11 @@ pub(crate) async fn run<G: Guest + Sync>(
     )
     .await;
     let ended = match outcome {
-        Err(_elapsed) => (
+        Err(_elapsed) => Ended::stopped(
             RunStatus::Timeout,
-            None,
             format!("wall-clock limit of {} ms", wall.as_millis()),
         ),
-        Ok(Err(cpu_clock::OverTime)) => (RunStatus::Timeout, None, "time limit reached".into()),
+        Ok(Err(cpu_clock::OverTime)) => Ended::stopped(RunStatus::Timeout, "time limit reached"),
         Ok(Ok(called)) => ended(called, store.data_mut().budget(), guest.traps()),
     };
     Ok(conclude(
@@ -190,20 +190,19 @@ pub(crate) async fn instantiate_and_call<G: Guest + Sync>(
     Ok(guest.call(store, instance).await)
 }
 
-/// How a run that was not cut by its wall clock ended: status, exit code and the `[sandbox]`
-/// detail.
+/// How a run that was not cut by its wall clock ended.
 pub(crate) fn ended(
     outcome: wasmtime::Result<wasmtime::Result<Exit>>,
     budget: &Budget,
     traps: Traps,
-) -> (RunStatus, Option<i32>, String) {
+) -> Ended {
     let over_quota = budget.over_quota();
     match outcome {
         Err(e) => budget::classify_error(&e, None, traps),
         Ok(called) => match called {
             Ok(Exit::Success) if over_quota => budget::quota_outcome(budget.file_quota, Some(0)),
-            Ok(Exit::Success) => (RunStatus::Ok, Some(0), String::new()),
-            Ok(Exit::Failure) => (RunStatus::Error, Some(1), String::new()),
+            Ok(Exit::Success) => Ended::exited(0),
+            Ok(Exit::Failure) => Ended::exited(1),
             Err(e) if over_quota && e.downcast_ref::<I32Exit>().is_none() => {
                 budget::quota_outcome(budget.file_quota, None)
             }
@@ -215,7 +214,11 @@ pub(crate) fn ended(
 /// Turns how a run ended into its raw result: a cut stream is never `ok`, a stopped run gets a
 /// `[sandbox] …` line on stderr, and the files asked for are fetched.
 fn conclude(
-    (status, exit_code, detail): (RunStatus, Option<i32>, String),
+    Ended {
+        status,
+        exit_code,
+        detail,
+    }: Ended,
     stdout: &CappedPipe,
     stderr: &CappedPipe,
     (started, cpu): (Instant, Duration),

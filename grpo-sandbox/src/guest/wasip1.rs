@@ -147,41 +147,41 @@ async fn run_entry(
 }
 
 /// Linked modules of compiled programs, by the module's SHA-256 (a group of completions often
-/// repeats a program; Cranelift compiles each distinct module once per process).
-#[derive(Default)]
+/// repeats a program; Cranelift compiles each distinct module once per process), the least
+/// recently used dropped first.
 pub(crate) struct ModuleCache {
-    /// Module hash → (last use, linked module).
-    entries: std::sync::Mutex<std::collections::HashMap<[u8; 32], LinkedModule>>,
-    clock: std::sync::atomic::AtomicU64,
+    entries: std::sync::Mutex<lru::LruCache<[u8; 32], InstancePre<P1State>>>,
 }
 
-type LinkedModule = (u64, wasmtime::InstancePre<P1State>);
-
 /// How many linked modules are kept.
-const MODULE_CACHE_ENTRIES: usize = 256;
+const MODULE_CACHE_ENTRIES: std::num::NonZeroUsize = match std::num::NonZeroUsize::new(256) {
+    Some(n) => n,
+    None => panic!("the module cache holds at least one module"),
+};
+
+impl Default for ModuleCache {
+    fn default() -> Self {
+        ModuleCache {
+            entries: std::sync::Mutex::new(lru::LruCache::new(MODULE_CACHE_ENTRIES)),
+        }
+    }
+}
 
 impl ModuleCache {
-    pub(crate) fn get(&self, key: &[u8; 32]) -> Option<wasmtime::InstancePre<P1State>> {
-        let tick = self
-            .clock
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut entries = self.entries.lock().ok()?;
-        let entry = entries.get_mut(key)?;
-        entry.0 = tick;
-        Some(entry.1.clone())
+    /// The linked module for `key`, now the most recently used. A cache poisoned by a panic
+    /// elsewhere is still a cache: its entries are whole modules or absent.
+    pub(crate) fn get(&self, key: &[u8; 32]) -> Option<InstancePre<P1State>> {
+        self.lock().get(key).cloned()
     }
 
-    pub(crate) fn put(&self, key: [u8; 32], pre: wasmtime::InstancePre<P1State>) {
-        let tick = self
-            .clock
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= MODULE_CACHE_ENTRIES
-                && let Some(oldest) = entries.iter().min_by_key(|(_, v)| v.0).map(|(k, _)| *k)
-            {
-                entries.remove(&oldest);
-            }
-            entries.insert(key, (tick, pre));
-        }
+    /// Keeps `pre` under `key`, dropping the least recently used module when full.
+    pub(crate) fn put(&self, key: [u8; 32], pre: InstancePre<P1State>) {
+        self.lock().put(key, pre);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, lru::LruCache<[u8; 32], InstancePre<P1State>>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
