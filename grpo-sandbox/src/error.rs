@@ -13,6 +13,29 @@ pub enum SandboxError {
         /// What went wrong.
         reason: String,
     },
+    /// wasmtime refused or failed a step of ours: building the engine, compiling, linking,
+    /// serialising or starting a module (never a program's own trap: that is its verdict).
+    #[error("{what}: {source}")]
+    Wasm {
+        /// The step.
+        what: &'static str,
+        /// wasmtime's error, with its chain.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Work the sandbox handed to tokio's blocking pool (a compile, a toolchain install)
+    /// panicked or was cancelled.
+    #[error("{what}: {source}")]
+    Blocking {
+        /// The work.
+        what: &'static str,
+        /// Why it did not finish.
+        #[source]
+        source: tokio::task::JoinError,
+    },
+    /// The sandbox was closed while a run waited for a slot.
+    #[error("the sandbox is closed")]
+    Closed(#[source] tokio::sync::AcquireError),
     /// A host file or directory could not be used.
     #[error("{}: {source}", path.display())]
     Io {
@@ -49,6 +72,23 @@ pub enum SandboxError {
         /// Why.
         reason: String,
     },
+}
+
+impl SandboxError {
+    /// A [`SandboxError::Wasm`] for a failed `what`, keeping wasmtime's error as the source.
+    pub(crate) fn wasm(what: &'static str) -> impl FnOnce(wasmtime::Error) -> SandboxError {
+        move |e| SandboxError::Wasm {
+            what,
+            source: e.into_boxed_dyn_error(),
+        }
+    }
+
+    /// A [`SandboxError::Blocking`] for `what`, keeping the join error as the source.
+    pub(crate) fn blocking(
+        what: &'static str,
+    ) -> impl FnOnce(tokio::task::JoinError) -> SandboxError {
+        move |source| SandboxError::Blocking { what, source }
+    }
 }
 
 /// The sandbox's result alias.

@@ -254,9 +254,7 @@ impl Sandbox {
                 let bytes = Arc::clone(&wasm);
                 let pre = tokio::task::spawn_blocking(move || sandbox.prepare_module(&bytes))
                     .await
-                    .map_err(|e| super::SandboxError::Engine {
-                        reason: format!("compiling the module: {e}"),
-                    })??;
+                    .map_err(crate::error::SandboxError::blocking("compiling the module"))??;
                 self.modules().put(key, pre.clone());
                 pre
             }
@@ -301,9 +299,9 @@ impl Sandbox {
             })) => {
                 tokio::task::spawn_blocking(Toolchain::obtain_default)
                     .await
-                    .map_err(|e| crate::error::SandboxError::Engine {
-                        reason: format!("installing the C/C++ toolchain: {e}"),
-                    })??;
+                    .map_err(crate::error::SandboxError::blocking(
+                        "installing the C/C++ toolchain",
+                    ))??;
                 self.compiler()
             }
             other => other,

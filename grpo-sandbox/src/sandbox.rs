@@ -179,12 +179,14 @@ impl Sandbox {
         let engine = runtime::build_engine(&options.engine_options())?;
         let component = runtime::load_component(&engine, options.engine.cache_dir.as_deref())?;
         let mut linker = Linker::<HostState>::new(&engine);
-        let engine_err = |e: wasmtime::Error| SandboxError::Engine {
-            reason: format!("{e:#}"),
-        };
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(engine_err)?;
-        let pre = CommandPre::new(linker.instantiate_pre(&component).map_err(engine_err)?)
-            .map_err(engine_err)?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(SandboxError::wasm("linking WASI for the Python runtime"))?;
+        let pre = CommandPre::new(
+            linker
+                .instantiate_pre(&component)
+                .map_err(SandboxError::wasm("linking the Python runtime"))?,
+        )
+        .map_err(SandboxError::wasm("typing the Python runtime as a command"))?;
         let p1_linker = wasip1::linker(&engine)?;
         start_ticker(&engine);
         let concurrency = options.concurrency.max(1);
@@ -297,9 +299,7 @@ impl Sandbox {
                     runtime::load_module(&engine, "quickjs", &wasm, cache_dir.as_deref())
                 })
                 .await
-                .map_err(|e| SandboxError::Engine {
-                    reason: format!("compiling QuickJS: {e}"),
-                })??;
+                .map_err(SandboxError::blocking("compiling QuickJS"))??;
                 let pre = wasip1::prepare(&self.inner.p1_linker, &compiled)?;
                 let mut store = wasmtime::Store::new(
                     &self.inner.engine,
@@ -314,9 +314,7 @@ impl Sandbox {
                     crate::guest::quickjs::version(&mut store, &instance).await
                 }
                 .await
-                .map_err(|e| SandboxError::Engine {
-                    reason: format!("starting QuickJS: {e:#}"),
-                })?;
+                .map_err(SandboxError::wasm("starting QuickJS"))?;
                 Ok((pre, version))
             })
             .await
@@ -391,10 +389,8 @@ impl Sandbox {
 
     /// Compiles a core module (not cached) and links it.
     pub(crate) fn prepare_module(&self, wasm: &[u8]) -> Result<wasmtime::InstancePre<P1State>> {
-        let compiled =
-            wasmtime::Module::new(&self.inner.engine, wasm).map_err(|e| SandboxError::Engine {
-                reason: format!("compiling the module: {e:#}"),
-            })?;
+        let compiled = wasmtime::Module::new(&self.inner.engine, wasm)
+            .map_err(SandboxError::wasm("compiling the module"))?;
         wasip1::prepare(&self.inner.p1_linker, &compiled)
     }
 
@@ -421,13 +417,15 @@ impl Sandbox {
     /// (a sleep, a blocking read): see [`crate::engine::slot`]. The run holds one of the live slots
     /// from start to end, waiting or not.
     async fn on_cpu<F: std::future::Future + Send>(&self, work: F) -> Result<F::Output> {
-        let closed = |e: tokio::sync::AcquireError| SandboxError::Engine {
-            reason: format!("sandbox closed: {e}"),
-        };
-        let _live = self.inner.live.acquire().await.map_err(closed)?;
+        let _live = self
+            .inner
+            .live
+            .acquire()
+            .await
+            .map_err(SandboxError::Closed)?;
         crate::engine::slot::on_cpu(self.inner.permits.clone(), work)
             .await
-            .map_err(closed)
+            .map_err(SandboxError::Closed)
     }
 
     /// Takes one of the live-instance slots, held until the returned permit drops (a
@@ -438,9 +436,7 @@ impl Sandbox {
             .clone()
             .acquire_owned()
             .await
-            .map_err(|e| SandboxError::Engine {
-                reason: format!("sandbox closed: {e}"),
-            })
+            .map_err(SandboxError::Closed)
     }
 
     /// Counts one run started (for [`Sandbox::runs_started`]).

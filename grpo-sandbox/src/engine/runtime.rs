@@ -146,9 +146,7 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
             .pagemap_scan(Enabled::Auto);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
-    Engine::new(&config).map_err(|e| SandboxError::Engine {
-        reason: format!("{e:#}"),
-    })
+    Engine::new(&config).map_err(SandboxError::wasm("building the engine"))
 }
 
 /// The component, decompressed.
@@ -207,9 +205,8 @@ pub fn load_module(
 ) -> Result<Module> {
     let compile = || {
         let started = std::time::Instant::now();
-        let module = Module::new(engine, wasm).map_err(|e| SandboxError::Engine {
-            reason: format!("compiling {name}: {e:#}"),
-        })?;
+        let module = Module::new(engine, wasm).map_err(SandboxError::wasm("compiling a module"))?;
+        tracing::debug!(name, "compiled");
         tracing::info!(
             ms = started.elapsed().as_millis() as u64,
             name,
@@ -247,9 +244,7 @@ pub fn load_module(
 }
 
 fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component> {
-    Component::new(engine, wasm).map_err(|e| SandboxError::Engine {
-        reason: format!("compiling the runtime: {e:#}"),
-    })
+    Component::new(engine, wasm).map_err(SandboxError::wasm("compiling the Python runtime"))
 }
 
 /// Writes atomically: a temporary file in the same directory, then a rename.
@@ -258,9 +253,9 @@ fn store_in_cache(component: &Component, dir: &Path, path: &Path) -> Result<()> 
         path: dir.to_path_buf(),
         source,
     };
-    let bytes = component.serialize().map_err(|e| SandboxError::Engine {
-        reason: format!("{e:#}"),
-    })?;
+    let bytes = component
+        .serialize()
+        .map_err(SandboxError::wasm("serialising the compiled runtime"))?;
     write_atomically(dir, path, &bytes).map_err(io)
 }
 

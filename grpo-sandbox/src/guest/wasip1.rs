@@ -37,11 +37,8 @@ impl HasBudget for P1State {
 /// The linker every core module is instantiated with: WASIp1 and nothing else.
 pub(crate) fn linker(engine: &wasmtime::Engine) -> Result<Linker<P1State>> {
     let mut linker = Linker::<P1State>::new(engine);
-    wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut P1State| &mut s.wasi).map_err(
-        |e| SandboxError::Engine {
-            reason: format!("{e:#}"),
-        },
-    )?;
+    wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut P1State| &mut s.wasi)
+        .map_err(SandboxError::wasm("linking WASIp1"))?;
     Ok(linker)
 }
 
@@ -49,9 +46,7 @@ pub(crate) fn linker(engine: &wasmtime::Engine) -> Result<Linker<P1State>> {
 pub(crate) fn prepare(linker: &Linker<P1State>, module: &Module) -> Result<InstancePre<P1State>> {
     linker
         .instantiate_pre(module)
-        .map_err(|e| SandboxError::Engine {
-            reason: format!("linking the module: {e:#}"),
-        })
+        .map_err(SandboxError::wasm("linking the module"))
 }
 
 /// What to do with a fresh instance.
