@@ -12,6 +12,9 @@
 #   (`--runtime-requirements FILE` installs more);
 # - `runtime/node/node_modules` is not installed (plain Node.js programs need none);
 # - the documentation site it mounts (`docs/build`) is an empty directory;
+# - HOME is a fresh directory: its runners start programs through `bash -c` with a socket as
+#   stdin, and bash then reads ~/.bashrc; a developer's rc (pyenv's `rehash`, which takes a
+#   lock a timed-out program's kill leaves behind, hanging every later run) is not its image's;
 # - `--isolation lite` runs its overlayfs/chroot/cgroup/netns commands through `sudo`; as root
 #   without a `sudo` binary, a shim that runs the command as it is goes first on PATH. `lite`
 #   also needs cgroup v1 with cgroup-tools (cgcreate, cgexec), iproute2 and iptables.
@@ -106,6 +109,8 @@ fi
 [ "$setup_only" = 1 ] && { echo "set up in $dir" >&2; exit 0; }
 
 cd "$src"
+mkdir -p "$dir/home"
+export HOME="$dir/home"
 export SANDBOX_CONFIG="$config"
 "$server_env/bin/uvicorn" sandbox.server.server:app --host 127.0.0.1 --port "$port" --log-level warning &
 server=$!
