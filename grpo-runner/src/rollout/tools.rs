@@ -139,7 +139,20 @@ pub fn sandbox(
     concurrency: usize,
     temp_root: Option<std::path::PathBuf>,
 ) -> crate::Result<Sandbox> {
-    let options = SandboxOptions {
+    let options = sandbox_options(settings, sessions, concurrency, temp_root);
+    Sandbox::new(&options).map_err(|e| crate::Error::Sandbox {
+        message: e.to_string(),
+    })
+}
+
+/// The options [`sandbox`] builds the tool's sandbox with.
+pub fn sandbox_options(
+    settings: &ToolsSection,
+    sessions: usize,
+    concurrency: usize,
+    temp_root: Option<std::path::PathBuf>,
+) -> SandboxOptions {
+    SandboxOptions {
         engine: grpo_sandbox::EngineOptions {
             allocator: grpo_sandbox::Allocator::Pooling {
                 total_instances: 4,
@@ -155,10 +168,7 @@ pub fn sandbox(
         temp_root,
         compile_parallel: None,
         sessions,
-    };
-    Sandbox::new(&options).map_err(|e| crate::Error::Sandbox {
-        message: e.to_string(),
-    })
+    }
 }
 
 impl<'a> CodeTool<'a> {
