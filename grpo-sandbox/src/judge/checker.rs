@@ -15,6 +15,7 @@ use grpo_tasks::StdioTests;
 use grpo_tasks::judging::{Checker, CheckerProtocol};
 
 use crate::engine::files::{JobFiles, JobPath};
+use crate::guest::cc::CompileLimits;
 use crate::judge::compare::cut;
 use crate::run_program::RunRequest;
 use crate::sandbox::Sandbox;
@@ -23,6 +24,19 @@ use crate::sandbox::Sandbox;
 pub const CHECKER_TIME_LIMIT_MS: u64 = 10_000;
 /// Default memory of one checker run.
 pub const CHECKER_MEMORY_MB: u64 = 512;
+
+/// The compile of a C or C++ checker: more generous than a candidate's (a checker with testlib
+/// in it is 200 KB of C++ and takes seconds, more on a loaded machine), and kept on disk by
+/// its content, so that it is compiled once per machine, not once per process.
+pub fn checker_compile_limits() -> CompileLimits {
+    CompileLimits {
+        cpu_s: 120,
+        wall_ms: 600_000,
+        memory_mb: 4096,
+        keep_on_disk: true,
+        ..CompileLimits::default()
+    }
+}
 
 /// What a checker decided for one test.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +95,7 @@ pub async fn run_checker(
     .to_vec();
     let request = RunRequest::new(checker.language, &checker.source)
         .with_limits(limits)
+        .with_compile(checker_compile_limits())
         .with_files(files)
         .with_args(args);
     let ran = sandbox.run_program(&request).await?;

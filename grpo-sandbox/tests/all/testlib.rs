@@ -310,3 +310,42 @@ fn the_shipped_testlib_is_the_vendored_one_with_its_patch() {
         "src/guest/cc/testlib.h is not vendor/testlib/testlib.h with testlib.patch"
     );
 }
+
+/// A checker is compiled once per machine: a second compiler with nothing in memory (as in a
+/// new process) finds the first one's module on disk, for a checker never seen before.
+#[test]
+fn a_checker_is_compiled_once_per_machine() {
+    use grpo_sandbox::guest::cc::{Compiler, Toolchain};
+    use grpo_sandbox::judge::checker::run_checker;
+    use grpo_sandbox::{Sandbox, SandboxOptions};
+    use grpo_tasks::judging::{Checker, CheckerProtocol};
+
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970")
+        .as_nanos();
+    let checker = Checker {
+        language: Language::Cpp,
+        source: format!("// checker {nonce}\n{}", checker_source("wcmp")),
+        protocol: CheckerProtocol::Testlib,
+        time_limit_ms: None,
+        memory_mb: None,
+    };
+    for (process, compiles) in [("first", 1), ("second", 0)] {
+        let compiler = Compiler::new(Toolchain::locate_default().expect("the toolchain"));
+        let own = Sandbox::new(&SandboxOptions::default()).expect("a sandbox");
+        assert!(own.with_compiler(compiler.clone()));
+        for (output, points) in [("1 2\n3", 1.0), ("1 2 4", 0.0)] {
+            let verdict = rt()
+                .block_on(run_checker(&own, &checker, ("", output, "1 2 3"), None))
+                .expect("the sandbox ran it")
+                .expect("the checker answered");
+            assert_eq!(verdict.points, points, "{process}: {verdict:?}");
+        }
+        assert_eq!(
+            compiler.stats().compiles,
+            compiles,
+            "the {process} compiler"
+        );
+    }
+}

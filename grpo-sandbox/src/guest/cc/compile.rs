@@ -100,6 +100,11 @@ pub struct CompileLimits {
     pub memory_mb: u64,
     /// Bytes kept of the compiler's messages (the rest is dropped, and marked).
     pub output_bytes: usize,
+    /// Keep the module in the on-disk cache ([`Toolchain::module_cache_dir`], by the hash of
+    /// what was compiled) even when the compiler does not keep every module there
+    /// ([`CompilerOptions::disk_cache`]): for a source compiled again by every process, such
+    /// as a task's checker, which is then compiled once per machine.
+    pub keep_on_disk: bool,
 }
 
 impl Default for CompileLimits {
@@ -109,6 +114,7 @@ impl Default for CompileLimits {
             wall_ms: 60_000,
             memory_mb: 2048,
             output_bytes: 64 * 1024,
+            keep_on_disk: false,
         }
     }
 }
@@ -221,7 +227,9 @@ pub(super) struct Inner {
     /// Why Landlock is unavailable, when it is.
     pub(super) unconfined_reason: Option<String>,
     pub(super) memory: Mutex<Lru>,
-    pub(super) disk: Option<DiskCache>,
+    /// The on-disk module cache: for every module with [`CompilerOptions::disk_cache`], else
+    /// for the compiles that ask ([`CompileLimits::keep_on_disk`]).
+    pub(super) disk: DiskCache,
     pub(super) permits: Semaphore,
     /// The warm-up has built zig's libraries (see `run::job_ruleset`).
     pub(super) warm: AtomicBool,
@@ -246,9 +254,7 @@ impl Compiler {
     /// A compiler with `options`.
     pub fn with_options(toolchain: Toolchain, options: CompilerOptions) -> Compiler {
         let probe = probe(&toolchain, options.namespaces);
-        let disk = options
-            .disk_cache
-            .then(|| DiskCache::new(toolchain.module_cache_dir()));
+        let disk = DiskCache::new(toolchain.module_cache_dir());
         Compiler {
             inner: Arc::new(Inner {
                 memory: Mutex::new(Lru::new(options.cache_entries)),
@@ -372,13 +378,14 @@ impl Compiler {
             shipped_headers_hash().as_bytes(),
             source.as_bytes(),
         ]);
-        if let Some(hit) = self.lookup(&key) {
+        let on_disk = inner.options.disk_cache || limits.keep_on_disk;
+        if let Some(hit) = self.lookup(&key, on_disk) {
             return Ok(hit);
         }
         let gate = InFlight::enter(&inner.in_flight, key);
         let result = {
             let _same_source = gate.gate.lock().await;
-            match self.lookup(&key) {
+            match self.lookup(&key, on_disk) {
                 Some(hit) => Ok(hit),
                 None => {
                     let _permit = inner.permits.acquire().await.map_err(|_| CcError::Spawn {
@@ -391,7 +398,8 @@ impl Compiler {
                         pch: pch.as_deref(),
                         renamed,
                     };
-                    self.compile_retrying(job, limits, start, &key).await
+                    self.compile_retrying(job, limits, start, &key, on_disk)
+                        .await
                 }
             }
         };
@@ -409,6 +417,7 @@ impl Compiler {
         limits: &CompileLimits,
         start: Instant,
         key: &Key,
+        on_disk: bool,
     ) -> Result<Compiled, CcError> {
         let mut outcome = self.compile_uncached(&job, limits, start).await?;
         if job.pch.is_some()
@@ -430,8 +439,8 @@ impl Compiler {
         if outcome.cacheable {
             let entry = match &outcome.compiled {
                 Compiled::Module { wasm, .. } => {
-                    if let Some(disk) = &self.inner.disk {
-                        disk.put(key, wasm);
+                    if on_disk {
+                        self.inner.disk.put(key, wasm);
                     }
                     Entry::Module(wasm.clone())
                 }
@@ -472,10 +481,14 @@ impl Compiler {
         }
     }
 
-    fn lookup(&self, key: &Key) -> Option<Compiled> {
+    /// The cached result for `key`: in memory, else (when `on_disk`) on disk.
+    fn lookup(&self, key: &Key, on_disk: bool) -> Option<Compiled> {
         let hit = lock(&self.inner.memory).get(key);
         let hit = hit.or_else(|| {
-            let wasm = self.inner.disk.as_ref()?.get(key)?;
+            if !on_disk {
+                return None;
+            }
+            let wasm = self.inner.disk.get(key)?;
             let entry = Entry::Module(wasm);
             lock(&self.inner.memory).put(*key, entry.clone());
             Some(entry)

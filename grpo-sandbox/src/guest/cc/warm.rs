@@ -52,6 +52,7 @@ fn warm_limits() -> CompileLimits {
         wall_ms: 1_800_000,
         memory_mb: 4096,
         output_bytes: 64 * 1024,
+        keep_on_disk: false,
     }
 }
 
