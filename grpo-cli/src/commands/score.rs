@@ -6,8 +6,9 @@
 //! weights): accuracy (math, countdown, and code in the sandbox) and format, exactly as
 //! `grpo train` and `grpo serve` score. The completions of one task are scored as one group
 //! (per-group preparation once, identical programs run once), and results are printed in
-//! input order; a summary goes to stderr. A sandbox fault stops the command (exit 1): it is never printed as
-//! a 0.
+//! input order; a summary goes to stderr. A fault of a task (the sandbox failed on it, its checker does
+//! not compile or does not answer) is never printed as a 0: each of its completions gets a line
+//! `{"task_id", "fault"}` instead, the other tasks' results are all printed, and the command then exits 1.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -92,22 +93,27 @@ impl Args {
             at.push((g, groups[g].1.len()));
             groups[g].1.push(completion.clone());
         }
-        let scored: Vec<Vec<grpo_rewards::ScoredResult>> =
+        let scored: Vec<Result<Vec<grpo_rewards::ScoredResult>, _>> =
             futures::executor::block_on(futures::future::join_all(groups.iter().map(
                 |(task, completions)| scorer.score_group(task, completions, scorer.options()),
-            )))
-            .into_iter()
-            .collect::<Result<_, _>>()?;
+            )));
         let mut out = std::io::stdout().lock();
         let mut correct = 0;
+        let mut faults = 0;
         for &(g, k) in &at {
-            let scored = &scored[g][k];
-            correct += usize::from(scored.correct);
-            writeln!(
-                out,
-                "{}",
-                serde_json::to_string(scored).context("serialising a scored result")?
-            )?;
+            let line = match &scored[g] {
+                Ok(results) => {
+                    let scored = &results[k];
+                    correct += usize::from(scored.correct);
+                    serde_json::to_string(scored).context("serialising a scored result")?
+                }
+                Err(fault) => {
+                    faults += 1;
+                    serde_json::json!({"task_id": groups[g].0.id(), "fault": fault.to_string()})
+                        .to_string()
+                }
+            };
+            writeln!(out, "{line}")?;
         }
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
@@ -115,6 +121,20 @@ impl Args {
             items.len(),
             items.len() as f64 / secs.max(1e-9)
         );
-        Ok(ExitCode::SUCCESS)
+        let faulted: Vec<&str> = groups
+            .iter()
+            .zip(&scored)
+            .filter(|(_, s)| s.is_err())
+            .map(|((task, _), _)| task.id())
+            .collect();
+        if faulted.is_empty() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!(
+            "{faults} completions of {} tasks not scored (a fault of the task): {}",
+            faulted.len(),
+            faulted.join(", ")
+        );
+        Ok(ExitCode::FAILURE)
     }
 }

@@ -10,6 +10,7 @@
 mod cli_bench;
 mod cli_check_math;
 mod cli_eval;
+mod cli_score;
 mod cli_serve;
 mod cli_tasks;
 mod cli_toolchain;
