@@ -47,8 +47,12 @@ pub enum CompareMode {
     /// The whitespace-separated tokens, wherever the line breaks fall (testlib's `wcmp`).
     Tokens,
     /// Line by line, exact except for trailing whitespace (spaces, tabs, `\r`) on each line and
-    /// trailing empty lines (testlib's `fcmp` with line endings normalised).
+    /// trailing empty lines.
     TrimmedLines,
+    /// Line by line, each expected line exactly (trailing spaces count; a `\r` before the `\n`
+    /// does not); the expected text's last line is not compared when empty, and what follows
+    /// the expected lines in the output may only be whitespace (testlib's `fcmp`).
+    ExactLines,
     /// Byte for byte.
     Exact,
     /// The lines as a multiset (each line as its tokens): any order of the expected lines.
@@ -64,6 +68,7 @@ impl CompareMode {
             CompareMode::Lines => "lines",
             CompareMode::Tokens => "tokens",
             CompareMode::TrimmedLines => "trimmed_lines",
+            CompareMode::ExactLines => "exact_lines",
             CompareMode::Exact => "exact",
             CompareMode::UnorderedLines => "unordered_lines",
             CompareMode::UnorderedTokens => "unordered_tokens",
@@ -89,7 +94,7 @@ impl Compare {
             "lcmp" => Compare::default(),
             "wcmp" | "ncmp" | "hcmp" => tokens(None),
             "fcmp" => Compare {
-                mode: CompareMode::TrimmedLines,
+                mode: CompareMode::ExactLines,
                 ..Compare::default()
             },
             "rcmp4" => tokens(Some(1e-4)),
@@ -146,6 +151,7 @@ impl Compare {
                 Err("mode `exact` compares bytes: it takes no tolerance or case rule".into())
             }
             CompareMode::TrimmedLines
+            | CompareMode::ExactLines
             | CompareMode::UnorderedLines
             | CompareMode::UnorderedTokens
                 if tolerant =>
@@ -198,7 +204,7 @@ impl TryFrom<CompareSpec> for Compare {
                     (Err(_), None) => {
                         return Err(format!(
                             "unknown comparison {name:?}: expected one of lines, tokens, \
-                             trimmed_lines, exact, unordered_lines, unordered_tokens, or a \
+                             trimmed_lines, exact_lines, exact, unordered_lines, unordered_tokens, or a \
                              testlib checker (wcmp, lcmp, fcmp, ncmp, hcmp, rcmp4, rcmp6, \
                              rcmp9, yesno, nyesno, uncmp)"
                         ));

@@ -19,6 +19,7 @@ pub fn first_difference(got: &str, want: &str, compare: &Compare) -> Option<Stri
         CompareMode::Lines => lines(got, want, compare),
         CompareMode::Tokens => tokens(got, want, compare),
         CompareMode::TrimmedLines => trimmed_lines(got, want, compare),
+        CompareMode::ExactLines => exact_lines(got, want, compare),
         CompareMode::Exact => exact(got, want),
         CompareMode::UnorderedLines => unordered(
             normalised_lines(got, compare),
@@ -119,6 +120,50 @@ fn trimmed_lines(got: &str, want: &str, compare: &Compare) -> Option<String> {
                 cut(a.unwrap_or(END), 100)
             ));
         }
+    }
+    None
+}
+
+/// testlib's `fcmp`: the expected text read line by line as testlib reads it (a line ends at
+/// `\n`; a `\r` right before it is dropped), its last line left out when empty; each of those
+/// lines equal to the output's line at the same place (an empty line past the output's end);
+/// and nothing but whitespace after them in the output.
+fn exact_lines(got: &str, want: &str, compare: &Compare) -> Option<String> {
+    fn split(text: &str) -> Vec<&str> {
+        text.split('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+            .collect()
+    }
+    let mut expected = split(want);
+    // What follows the last `\n` is never read when empty; then testlib stops at an empty
+    // line that ends the file.
+    for _ in 0..2 {
+        if expected.last().is_some_and(|l| l.is_empty()) {
+            expected.pop();
+        }
+    }
+    let output = split(got);
+    for (i, line) in expected.iter().enumerate() {
+        let found = output.get(i).copied().unwrap_or("");
+        let same = *line == found || (compare.case_insensitive && fold_eq(line, found));
+        if !same {
+            return Some(format!(
+                "line {}: expected {:?}, got {:?}",
+                i + 1,
+                cut(line, 100),
+                cut(found, 100)
+            ));
+        }
+    }
+    let rest = output.get(expected.len()..).unwrap_or(&[]);
+    // testlib's `seekEof` skips spaces, tabs, `\r` and `\n`.
+    let blank = |l: &&str| l.trim_matches([' ', '\t', '\r']).is_empty();
+    if let Some(extra) = rest.iter().position(|l| !blank(l)) {
+        return Some(format!(
+            "line {}: expected {END:?}, got {:?}",
+            expected.len() + extra + 1,
+            cut(rest[extra], 100)
+        ));
     }
     None
 }
@@ -287,6 +332,20 @@ mod tests {
             (" a\n", "a\n", mode("trimmed_lines"), false),
             ("a\n\n\n", "a", mode("trimmed_lines"), true),
             ("a\n\nb", "a\nb", mode("trimmed_lines"), false),
+            // testlib's fcmp: a trailing space is a difference, `\r\n` is not
+            ("1 2 \n", "1 2\n", mode("fcmp"), false),
+            ("1 2\r\n", "1 2\n", mode("fcmp"), true),
+            ("1 2\n", "1 2\r\n", mode("fcmp"), true),
+            ("1  2\n", "1 2\n", mode("fcmp"), false),
+            ("a\n\n \n\t\n", "a\n", mode("fcmp"), true),
+            ("a\nb\n", "a\n", mode("fcmp"), false),
+            ("a", "a\n\n", mode("fcmp"), true),
+            ("a", "a\n\n\n", mode("fcmp"), true),
+            ("a\nx", "a\n\n\n", mode("fcmp"), false),
+            ("", "", mode("fcmp"), true),
+            (" \n", "", mode("fcmp"), true),
+            ("", "1", mode("fcmp"), false),
+            (" a\n", "a\n", mode("fcmp"), false),
             // exact
             ("a\n", "a\n", mode("exact"), true),
             ("a", "a\n", mode("exact"), false),
@@ -403,6 +462,7 @@ mod tests {
             "lines",
             "tokens",
             "trimmed_lines",
+            "exact_lines",
             "exact",
             "unordered_lines",
         ] {
