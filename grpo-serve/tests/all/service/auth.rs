@@ -1,6 +1,6 @@
 use super::*;
 
-/// Every route but the two health checks, with a body each accepts.
+/// Every route but the health checks, with a body each accepts.
 fn guarded_routes() -> Vec<(&'static str, String, Value)> {
     let mut routes = vec![
         (
@@ -41,6 +41,25 @@ fn guarded_routes() -> Vec<(&'static str, String, Value)> {
     ];
     for route in grpo_serve::UNSUPPORTED_ROUTES {
         routes.push(("POST", route.to_owned(), json!({})));
+    }
+    // The OpenEnv environments: everything under each base but its `/health`.
+    for base in ["/openenv/python", "/openenv/tasks"] {
+        routes.push(("POST", format!("{base}/reset"), json!({})));
+        routes.push((
+            "POST",
+            format!("{base}/step"),
+            json!({"action": {"code": "1"}}),
+        ));
+        for path in ["state", "schema", "metadata", "ws"] {
+            routes.push(("GET", format!("{base}/{path}"), json!(null)));
+        }
+    }
+    // NeMo Gym's resource-server routes, at the root and under a rollout's prefix.
+    for prefix in ["", "/ng-rollout/r1"] {
+        routes.push(("POST", format!("{prefix}/seed_session"), json!({})));
+        routes.push(("POST", format!("{prefix}/verify"), json!({})));
+        routes.push(("POST", format!("{prefix}/close_session"), json!({})));
+        routes.push(("POST", format!("{prefix}/aggregate_metrics"), json!({})));
     }
     routes
 }
@@ -84,7 +103,12 @@ async fn every_route_but_the_health_checks_needs_the_token() {
             r.text()
         );
     }
-    for path in ["/healthz", "/readyz"] {
+    for path in [
+        "/healthz",
+        "/readyz",
+        // (`/openenv/tasks` exists only with a pack; its routes above answer 404, not 401.)
+        "/openenv/python/health",
+    ] {
         let r = request_with(server.addr, "GET", path, "", b"").await;
         assert_eq!(r.status, 200, "{path}");
     }
