@@ -18,6 +18,7 @@
 // | `sandbox` | [`Sandbox`]: the engine and the guests' caches behind one handle |
 // | `run_program` | [`RunRequest`] to [`RunOutput`]: the one dispatch by language |
 // | `session` | interpreter sessions: an interpreter kept alive across calls |
+// | `workspace/` | [`Workspace`]: a directory across commands (`python3`, `g++`, `./a.out`, `node`) |
 // | `judge/` | [`CodeReward`]: programs against tests, comparisons, checkers, time scaling |
 pub mod engine;
 pub mod error;
@@ -26,6 +27,7 @@ pub mod judge;
 pub mod run_program;
 pub mod sandbox;
 pub mod session;
+pub mod workspace;
 
 use std::sync::Arc;
 
@@ -37,6 +39,7 @@ pub use judge::compare::first_difference;
 pub use run_program::{CompileStep, RunOutput, RunRequest};
 pub use sandbox::{Sandbox, SandboxOptions};
 pub use session::{Session, SessionLimits, SessionStats};
+pub use workspace::{ExecResult, Workspace, WorkspaceError, WorkspaceLimits};
 
 /// The scorer of `config` with a code judge on `sandbox` when one is given (the judge takes
 /// the config's default limits): what every command, the trainer, the service and the

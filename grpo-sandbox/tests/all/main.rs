@@ -22,3 +22,4 @@ mod scientific;
 mod session;
 mod testlib;
 mod vendored_wasmtime;
+mod workspace;
