@@ -112,9 +112,26 @@ cd "$src"
 mkdir -p "$dir/home"
 export HOME="$dir/home"
 export SANDBOX_CONFIG="$config"
+netns_before=" $(ip netns list 2>/dev/null | awk '{print $1}' | tr '\n' ' ') "
 "$server_env/bin/uvicorn" sandbox.server.server:app --host 127.0.0.1 --port "$port" --log-level warning &
 server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null' EXIT INT TERM
+# `lite` keeps a pool of network namespaces and cgroups (sandbox_mem_*, sandbox_cpu_*) that
+# outlives the server: the ones it made go with it.
+stop() {
+    kill "$server" 2>/dev/null
+    wait "$server" 2>/dev/null
+    [ "$isolation" = lite ] || return 0
+    for ns in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+        case "$netns_before" in *" $ns "*) ;; *) ip netns delete "$ns" 2>/dev/null ;; esac
+    done
+    for controller in memory cpu; do
+        for group in /sys/fs/cgroup/"$controller"/sandbox_mem_* /sys/fs/cgroup/"$controller"/sandbox_cpu_*; do
+            [ -d "$group" ] && cgdelete -g "$controller:${group##*/}" 2>/dev/null
+        done
+    done
+    return 0
+}
+trap stop EXIT INT TERM
 for _ in $(seq 300); do
     if "$server_env/bin/python" -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/v1/ping', timeout=1)" 2>/dev/null; then
         echo "listening http://127.0.0.1:$port pid $server isolation $isolation"
