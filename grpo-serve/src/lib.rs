@@ -368,6 +368,9 @@ impl Service {
             };
             // The semaphore is never closed.
             let Ok(slot) = slot else { break };
+            // Shared with the requests of this connection: an upgraded one (an OpenEnv
+            // WebSocket) keeps the slot after hyper hands its socket over.
+            let slot = ConnectionSlot(Arc::new(slot));
             let (stream, peer) = tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok(accepted) => accepted,
@@ -389,7 +392,7 @@ impl Service {
             let connection = http
                 .serve_connection(
                     TokioIo::new(stream),
-                    TowerToHyperService::new(router.clone()),
+                    TowerToHyperService::new(router.clone().layer(axum::Extension(slot.clone()))),
                 )
                 .with_upgrades();
             let metrics = self.state.metrics.clone();
@@ -675,6 +678,13 @@ impl ServiceState {
         }
     }
 }
+
+/// A connection's place under `max_connections`, held by the connection and by a WebSocket it
+/// was upgraded to, and given back when both have ended.
+#[derive(Clone)]
+pub(crate) struct ConnectionSlot(
+    #[allow(dead_code, reason = "held, never read")] Arc<tokio::sync::OwnedSemaphorePermit>,
+);
 
 #[cfg(test)]
 mod tests {

@@ -26,14 +26,14 @@ mod tasks;
 mod tests;
 mod ws;
 
-use axum::Router;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Request, State};
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 use serde_json::Value;
 
-use crate::AppState;
 use crate::error::JsonBody;
+use crate::{AppState, ConnectionSlot};
 use env::EnvKind;
 pub(crate) use tasks::TaskPack;
 
@@ -53,8 +53,10 @@ fn routes(kind: EnvKind) -> Router<AppState> {
         .route(
             "/ws",
             get(
-                move |State(state): State<AppState>, upgrade: WebSocketUpgrade| {
-                    ws::upgrade(kind, state, upgrade)
+                move |State(state): State<AppState>,
+                      slot: Option<Extension<ConnectionSlot>>,
+                      upgrade: WebSocketUpgrade| {
+                    ws::upgrade(kind, state, upgrade, slot.map(|Extension(slot)| slot))
                 },
             ),
         )

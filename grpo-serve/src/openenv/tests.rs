@@ -495,3 +495,45 @@ async fn a_token_guards_every_route_but_health() {
     let reset = call(&mut socket, json!({"type": "reset"})).await;
     assert_eq!(reset["type"], "observation", "{reset}");
 }
+
+/// An open WebSocket holds the place under `max_connections` of the connection it came from:
+/// with two sockets open on a cap of two, a third connection waits until one closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_websockets_count_toward_the_connection_cap() {
+    let addr = serve(ServiceConfig {
+        max_connections: 2,
+        ..short_calls(4)
+    })
+    .await;
+    let mut first = connect(addr, "python").await;
+    let mut second = connect(addr, "python").await;
+    for socket in [&mut first, &mut second] {
+        let reset = call(socket, json!({"type": "reset", "data": {}})).await;
+        assert_eq!(reset["type"], "observation", "{reset}");
+    }
+    let third = tokio::spawn(async move {
+        let mut stream = TcpStream::connect(addr).await.expect("connected");
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("sent");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.expect("read");
+        String::from_utf8_lossy(&answer).into_owned()
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !third.is_finished(),
+        "a third connection was served beside two open sockets"
+    );
+    first.close(None).await.expect("closed");
+    drop(first);
+    let answer = tokio::time::timeout(Duration::from_secs(30), third)
+        .await
+        .expect("served once a socket closed")
+        .expect("joined");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // The other socket still works.
+    let r = step(&mut second, "print(6 * 7)").await;
+    assert_eq!(r["data"]["observation"]["stdout"], "42\n", "{r}");
+}

@@ -16,15 +16,25 @@ use tokio::time::Instant;
 use super::env::{Env, EnvKind};
 use super::error::EnvError;
 use super::protocol::{ErrorCode, ResetArgs, error_frame, observation_frame, state_frame};
-use crate::AppState;
+use crate::{AppState, ConnectionSlot};
 
 /// `GET /ws`: upgrades to a WebSocket serving one session of `kind`.
-pub(crate) async fn upgrade(kind: EnvKind, state: AppState, upgrade: WebSocketUpgrade) -> Response {
+/// The socket keeps its connection's slot (`slot`), so open WebSockets count toward
+/// `max_connections` as the connections they came from did.
+pub(crate) async fn upgrade(
+    kind: EnvKind,
+    state: AppState,
+    upgrade: WebSocketUpgrade,
+    slot: Option<ConnectionSlot>,
+) -> Response {
     let limit = state.config.max_body_bytes;
     upgrade
         .max_message_size(limit)
         .max_frame_size(limit)
-        .on_upgrade(move |socket| serve(kind, state, socket))
+        .on_upgrade(move |socket| async move {
+            let _slot = slot;
+            serve(kind, state, socket).await
+        })
 }
 
 /// What to do after a message.
