@@ -53,9 +53,12 @@ impl CLang {
 
     /// The flags every compile of this language gets (the cache key includes them).
     ///
-    /// `-fno-exceptions`: zig 0.17.0's libc++ for wasm32-wasi has no exception runtime
-    /// (`throw` fails to link with `__cxa_throw` undefined, `-fwasm-exceptions` crashes the
-    /// backend), so C++ exceptions are not supported and `throw`/`try` are compile errors.
+    /// `-fno-exceptions`: zig 0.17.0's libc++abi for wasm32-wasi has no exception runtime
+    /// (`throw` fails to link with `__cxa_throw` undefined; `-fwasm-exceptions` crashes the
+    /// backend, and with `+exception_handling` the link lacks `__cxa_begin_catch`,
+    /// `_Unwind_CallPersonality` and the rest; wasmtime runs the proposal only with its `gc`
+    /// feature), so C++ exceptions are not supported and `throw`/`try` are compile errors.
+    /// The shipped `testlib.h` is testlib without them (`vendor/testlib/README.md`).
     /// An 8 MiB stack (the wasm default is 64 KiB) lets deep recursion work; `-s` drops
     /// debug sections (a hello world is 2.6 KB instead of 980 KB). `-UNDEBUG`: `zig cc`
     /// defines `NDEBUG` at `-O2`, which would compile every `assert` away; `g++ -O2` keeps
