@@ -53,6 +53,8 @@ impl Budget {
             memory: MemoryCap {
                 max_bytes: memory_bytes,
                 hit: false,
+                start_charge: None,
+                credit: 0,
             },
             cpu_limit: Duration::from_millis(limits.time_limit_ms),
             cpu_base: cpu.spent(),
@@ -224,16 +226,42 @@ fn first_line(text: &str) -> &str {
 pub(crate) struct MemoryCap {
     max_bytes: usize,
     pub hit: bool,
+    /// For a guest whose start image holds more than the program asked for (the Python
+    /// snapshot's preloaded packages): how much of a memory's initial size is charged.
+    start_charge: Option<usize>,
+    /// What is not charged: the initial size past `start_charge`.
+    credit: usize,
+}
+
+impl MemoryCap {
+    /// Charges at most `bytes` of a memory's initial size to the run: the rest of the start
+    /// image (pages the guest was built with, not pages the program grew) is free, so the
+    /// cap means the same whatever the image preloads.
+    pub(crate) fn charge_start_at_most(&mut self, bytes: usize) {
+        self.start_charge = Some(bytes);
+    }
+
+    /// What `size` bytes of memory count against the cap.
+    fn charged(&self, size: usize) -> usize {
+        size.saturating_sub(self.credit)
+    }
 }
 
 impl ResourceLimiter for MemoryCap {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.max_bytes {
+        // A memory being created (wasmtime asks with `current` 0): its initial size is the
+        // guest's start image.
+        if current == 0
+            && let Some(start) = self.start_charge
+        {
+            self.credit = self.credit.max(desired.saturating_sub(start));
+        }
+        if self.charged(desired) > self.max_bytes {
             self.hit = true;
             return Ok(false);
         }
