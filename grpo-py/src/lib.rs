@@ -22,6 +22,7 @@
 #![deny(clippy::unwrap_used)]
 
 mod interpreter;
+mod local_sandbox;
 mod math;
 mod threads;
 
@@ -599,6 +600,12 @@ fn grpo_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<interpreter::Interpreter>()?;
     m.add_class::<interpreter::RunResult>()?;
+    m.add(
+        "SandboxClosed",
+        m.py().get_type::<local_sandbox::SandboxClosed>(),
+    )?;
+    m.add_class::<local_sandbox::LocalSandbox>()?;
+    m.add_class::<local_sandbox::ExecResult>()?;
     m.add_function(wrap_pyfunction!(math::check_math, m)?)?;
     m.add_function(wrap_pyfunction!(math::check_math_batch, m)?)?;
     m.add_function(wrap_pyfunction!(math::verify_answers, m)?)?;

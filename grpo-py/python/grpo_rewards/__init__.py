@@ -43,8 +43,12 @@ from ._native import (
     extract_answer,
 )
 from . import _native
+from .local_sandbox import ExecResult, LocalSandbox, SandboxClosed
 
 __all__ = [
+    "ExecResult",
+    "LocalSandbox",
+    "SandboxClosed",
     "Interpreter",
     "InterpreterClosed",
     "MathResult",

@@ -174,6 +174,9 @@ async fn run_simple(
             }
             Err(failed) => failed,
         }
+    } else if name == "true" || name == "false" {
+        // The two builtins a liveness probe uses (`true`), run on the host.
+        Outcome::failed(i32::from(name == "false"), String::new())
     } else if COMPILERS.contains(&name) {
         compile(sandbox, limits, open, name, args, left).await?
     } else if name.contains('/') {

@@ -11,6 +11,7 @@
 //! | `node FILE` (`.js`, or `.ts` with its types stripped) | QuickJS-NG with the Node.js prelude |
 //! | `gcc`/`g++`/`cc`/`c++`/`clang`/`clang++` `[-o OUT] FILE` | the pinned compiler to a `wasm32-wasi` module, written to `OUT` (`a.out`) |
 //! | `./OUT [ARGS]` | a module built by such a command in this workspace |
+//! | `true`, `false` | nothing (exit 0, exit 1): a liveness probe |
 //!
 //! with `< FILE` and `> FILE` on any of them. Anything else exits 127 with
 //! `unsupported command: NAME` on stderr; syntax outside the subset exits 2.

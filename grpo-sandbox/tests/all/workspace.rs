@@ -92,6 +92,9 @@ fn failures_are_exit_codes_with_reasons() {
             "{r:?}"
         );
 
+        let r = ws.exec("true && false", None).await.expect("exec");
+        assert_eq!(r.exit_code, 1, "{r:?}");
+
         let r = ws.exec("./never_built", None).await.expect("exec");
         assert_eq!(r.exit_code, 127, "{r:?}");
 

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The local sandbox providers, each driven by its framework's own classes from PyPI: one fresh
+# venv per framework with the grpo_rewards wheel of scripts/python_package_check.sh
+# (target/wheels-$PROFILE, built first when missing), then scripts/sandbox_providers_check.py.
+#
+#   scripts/sandbox_providers_check.sh                  # verifiers, tinker, nemo_gym
+#   scripts/sandbox_providers_check.sh tinker
+#
+# verifiers 0.4 and tinker-cookbook install with their dependencies (tinker-cookbook's pull
+# torch, a large first download). nemo-gym declares Python >= 3.13.14: its package goes in
+# without its dependencies and then what its sandbox API imports (as the NeMo Gym CI step does).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+profile="${PROFILE:-dev}"
+wheels="target/wheels-$profile"
+if [ -z "$(ls "$wheels"/*.whl 2>/dev/null)" ]; then
+    tools="target/py-tools-venv"
+    [ -x "$tools/bin/maturin" ] || { python3 -m venv "$tools"; "$tools/bin/pip" install -q "maturin==1.16.0"; }
+    "$tools/bin/maturin" build -m grpo-py/Cargo.toml --profile "$profile" --out "$wheels" >/dev/null
+fi
+wheel="$(ls "$wheels"/*.whl | head -n 1)"
+pip_q=(-q --disable-pip-version-check)
+for framework in "${@:-verifiers tinker nemo_gym}"; do
+  for name in $framework; do
+    venv="$(mktemp -d)/venv"
+    python3 -m venv "$venv"
+    case "$name" in
+        verifiers) "$venv/bin/pip" install "${pip_q[@]}" "verifiers==0.4.0" ;;
+        tinker) "$venv/bin/pip" install "${pip_q[@]}" "tinker-cookbook==0.5.8" ;;
+        nemo_gym)
+            "$venv/bin/pip" install "${pip_q[@]}" --ignore-requires-python --no-deps nemo-gym==0.7.0
+            "$venv/bin/pip" install "${pip_q[@]}" pyyaml pydantic omegaconf rich ;;
+        *) echo "unknown framework $name"; exit 2 ;;
+    esac
+    "$venv/bin/pip" install "${pip_q[@]}" --force-reinstall --no-deps "$wheel"
+    (cd "$(dirname "$venv")" && "$venv/bin/python" "$OLDPWD/scripts/sandbox_providers_check.py" "$name")
+    rm -rf "$(dirname "$venv")"
+  done
+done
