@@ -537,3 +537,16 @@ async fn open_websockets_count_toward_the_connection_cap() {
     let r = step(&mut second, "print(6 * 7)").await;
     assert_eq!(r["data"]["observation"]["stdout"], "42\n", "{r}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_longer_than_the_idle_ttl_does_not_close_the_session() {
+    let mut config = short_calls(2);
+    config.sessions.idle_ttl = Duration::from_secs(1);
+    let addr = serve(config).await;
+    let mut socket = connect(addr, "python").await;
+    call(&mut socket, json!({"type": "reset", "data": {}})).await;
+    let slow = step(&mut socket, "import time\ntime.sleep(2)\nx = 7").await;
+    assert_eq!(slow["data"]["observation"]["exit_code"], 0, "{slow}");
+    let next = step(&mut socket, "print(x)").await;
+    assert_eq!(next["data"]["observation"]["stdout"], "7\n", "{next}");
+}

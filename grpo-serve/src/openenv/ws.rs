@@ -74,7 +74,6 @@ async fn serve(kind: EnvKind, state: AppState, mut socket: WebSocket) {
             // Keep-alives (answered by the WebSocket layer) do not count as use.
             Message::Ping(_) | Message::Pong(_) => continue,
         };
-        deadline = Instant::now() + idle;
         match handle(&mut env, &state, &text).await {
             Next::Reply(frame) => {
                 if send(&mut socket, &frame).await.is_err() {
@@ -83,6 +82,9 @@ async fn serve(kind: EnvKind, state: AppState, mut socket: WebSocket) {
             }
             Next::Close => break,
         }
+        // Idle time counts from the answer: a step that ran longer than the time-to-live
+        // was use, not idling.
+        deadline = Instant::now() + idle;
     }
     env.close(&state).await;
     let _ = socket.send(Message::Close(None)).await;
