@@ -9,8 +9,11 @@ be served normally. Exits 1 on any failure.
 
 Scenarios: slow headers (slowloris), slow bodies, bodies over the limit (declared and sent),
 invalid UTF-8, deeply nested JSON, a wrong type in every field of /v1/score and /run_code,
-thousands of idle connections, clients that disconnect mid-request, and sustained overload of
-/run_code beyond --max-inflight.
+thousands of idle connections, clients that disconnect mid-request (OpenEnv WebSocket sessions
+dropped mid-step among them), sustained overload of /run_code beyond --max-inflight, and OpenEnv
+sessions used badly (broken messages, hostile steps, one past --max-sessions, an idle one).
+Slow clients and malformed requests include the environment routes: NeMo Gym's /verify and
+/seed_session, OpenEnv's stateless /step and /reset and its WebSocket upgrade.
 
 Python 3 standard library only. Either start a server (`--grpo target/debug/grpo`, or $GRPO_BIN,
 else target/release/grpo, else target/debug/grpo) with the limits given below, or target a
@@ -38,6 +41,9 @@ import tempfile
 import threading
 import time
 import urllib.parse
+
+from environment_requests import nemo_verify
+from websocket import Closed, WebSocket
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -79,6 +85,23 @@ WRONG_TYPES = [
     ("/v1/score", SCORE, "unknown_field", 1, "unknown_field"),
 ]
 
+# Malformed environment-protocol requests: (route, body, status, what the answer must name).
+# NeMo Gym's routes answer our error shape; OpenEnv's stateless routes answer FastAPI's 422
+# (`{"detail": [{"loc": [...], ...}]}`), as OpenEnv's server does.
+VERIFY_MATH = nemo_verify("What is 1 + 1?", "2", "\\boxed{2}")
+BAD_ENVIRONMENT_REQUESTS = [
+    ("/verify", {k: v for k, v in VERIFY_MATH.items() if k != "response"}, 422, "response"),
+    ("/verify", dict(VERIFY_MATH, response=5), 422, "response"),
+    ("/verify", {k: v for k, v in VERIFY_MATH.items() if k not in ("question", "expected_answer")}, 422,
+     "expected_answer"),
+    ("/ng-rollout/r-1/verify", {k: v for k, v in VERIFY_MATH.items() if k != "response"}, 422, "response"),
+    ("/close_session", {"episode_id": {"rollout_id": "r", "attempt": 0}}, 422, "resources_session_id"),
+    ("/openenv/python/step", {"action": {}}, 422, "code"),
+    ("/openenv/python/step", {"action": {"code": 5}}, 422, "code"),
+    ("/openenv/python/step", {}, 422, "action"),
+    ("/openenv/tasks/step", {"action": {"task_id": "x"}}, 422, "completion"),
+]
+
 
 # --- the server ------------------------------------------------------------------------------
 
@@ -101,7 +124,9 @@ def serve_flags(args: argparse.Namespace) -> list[str]:
             "--queue-wait-ms", str(args.queue_wait_ms), "--max-body-bytes", str(args.max_body_bytes),
             "--header-read-timeout-ms", str(args.header_timeout_ms),
             "--body-read-timeout-ms", str(args.body_timeout_ms),
-            "--max-connections", str(args.max_connections), "--workers", str(args.workers)]
+            "--max-connections", str(args.max_connections), "--workers", str(args.workers),
+            "--max-sessions", str(args.max_sessions), "--session-idle-ttl-s", str(args.session_idle_ttl_s),
+            "--pack", "builtin:arith"]
 
 
 def start(bin_path: str, flags: list[str], log) -> tuple[subprocess.Popen, str, int]:
@@ -323,11 +348,14 @@ async def slow_headers(h, p, args, row: Row) -> None:
     """Clients that send a header line every 200 ms and never finish: each must be cut off."""
     limit = args.header_timeout_ms / 1000
 
-    def one() -> Reply:
-        head = b"POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+    def one(head: bytes) -> Reply:
         return trickle(h, p, head, lambda i: f"X-Slow-{i}: 1\r\n".encode(), limit)
 
-    replies = await asyncio.gather(*(one() for _ in range(args.slow_clients)))
+    # A plain POST, and a WebSocket upgrade to an OpenEnv session that never finishes its head.
+    heads = [b"POST /v1/score HTTP/1.1\r\nHost: x\r\n",
+             b"GET /openenv/python/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"]
+    replies = await asyncio.gather(*(one(heads[i % 2]) for i in range(args.slow_clients)))
     for r in replies:
         row.record(r)
         row.check(r.status in (None, 408), f"slow headers answered {r.label}")
@@ -343,7 +371,8 @@ async def slow_bodies(h, p, args, row: Row) -> None:
         head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".encode()
         return trickle(h, p, head, lambda _: b" ", limit)
 
-    paths = ["/v1/score", "/run_code"] * (args.slow_clients // 2)
+    paths = ["/v1/score", "/run_code", "/verify", "/seed_session", "/openenv/python/step",
+             "/openenv/tasks/reset"] * max(1, args.slow_clients // 6)
     replies = await asyncio.gather(*(one(path) for path in paths))
     for r in replies:
         row.record(r)
@@ -420,7 +449,12 @@ async def wrong_types(h, p, args, row: Row) -> None:
         ok = r.status == 422 and r.json().get("code") in ("invalid_request", "unsupported_language") \
             and names in str(r.json().get("detail", ""))
         row.check(ok, f"{path} {field}={wrong!r}: {r.label} {r.body[:100]!r}")
-    row.note = f"{len(WRONG_TYPES)} fields × wrong values"
+    for path, body, status, names in BAD_ENVIRONMENT_REQUESTS:
+        r = await post(h, p, path, body)
+        row.record(r)
+        row.check(r.status == status and names in r.body.decode(errors="replace"),
+                  f"{path} malformed (no {names}): {r.label} {r.body[:160]!r}")
+    row.note = f"{len(WRONG_TYPES)} fields × wrong values; {len(BAD_ENVIRONMENT_REQUESTS)} malformed environment requests"
 
 
 async def idle_connections(h, p, args, row: Row) -> None:
@@ -496,6 +530,13 @@ async def disconnects(h, p, args, row: Row) -> None:
                 writer.write(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
             elif i % 3 == 1:
                 writer.write(b'POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"code": "pri')
+            elif i % 6 == 5:
+                # An OpenEnv session dropped while its step runs.
+                ws = await asyncio.to_thread(WebSocket, h, p, "/openenv/python/ws")
+                await asyncio.to_thread(ws.call, {"type": "reset", "data": {}})
+                await asyncio.to_thread(ws.send_text, json.dumps(
+                    {"type": "step", "data": {"code": "import time\ntime.sleep(0.3)\nprint(1)"}}))
+                ws.drop()
             else:
                 body = json.dumps(dict(RUN_CODE, code="import time\ntime.sleep(0.3)\nprint(1)")).encode()
                 head = f"POST /run_code HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -514,14 +555,16 @@ async def disconnects(h, p, args, row: Row) -> None:
         text = r.body.decode(errors="replace")
         conns = re.search(r"^grpo_http_open_connections (\d+)", text, re.M)
         inflight = re.search(r"^grpo_http_inflight_requests (\d+)", text, re.M)
-        if conns and inflight and int(conns.group(1)) <= 1 and int(inflight.group(1)) == 0:
+        sessions = re.search(r"^grpo_sessions_open (\d+)", text, re.M)
+        if conns and inflight and sessions and int(conns.group(1)) <= 1 and int(inflight.group(1)) == 0 \
+                and int(sessions.group(1)) == 0:
             break
         if time.monotonic() > deadline:
-            row.check(False, f"after disconnects: {conns and conns.group(0)}, {inflight and inflight.group(0)}",
-                      field=None)
+            row.check(False, f"after disconnects: {conns and conns.group(0)}, {inflight and inflight.group(0)}, "
+                      f"{sessions and sessions.group(0)}", field=None)
             break
         await asyncio.sleep(0.2)
-    row.note = "connections and in-flight slots all released"
+    row.note = "connections, in-flight slots and sessions (OpenEnv ones dropped mid-step) all released"
 
 
 async def overload(h, p, args, row: Row) -> None:
@@ -558,6 +601,79 @@ async def overload(h, p, args, row: Row) -> None:
         row.check(False, "no request was refused: the load did not exceed --max-inflight", "overload_ok")
 
 
+async def environment_sessions(h, p, args, row: Row) -> None:
+    """OpenEnv sessions over WebSocket used badly: broken messages (not JSON, an unknown type, a
+    step before any reset, a step missing its field) each get an error frame and the session
+    goes on; hostile steps (8 GiB, an endless loop, an endless print) come back within the
+    limits with a non-zero exit code; one session past --max-sessions is refused with
+    CAPACITY_REACHED; a session silent past --session-idle-ttl-s is closed by the server."""
+
+    def scenario() -> list[tuple[bool, str]]:
+        results = []
+        ws = WebSocket(h, p, "/openenv/python/ws")
+        for message, code in ((b"{not json", "INVALID_JSON"), ({"type": "render"}, "UNKNOWN_TYPE"),
+                              ({"type": "step", "data": {"code": "1"}}, None),
+                              ({"type": "reset", "data": {}}, "ok"), ({"type": "step", "data": {}}, "VALIDATION_ERROR")):
+            ws.send_text(message.decode() if isinstance(message, bytes) else json.dumps(message))
+            frame = json.loads(ws.recv_text())
+            row.requests += 1
+            if code == "ok":
+                results.append((frame.get("type") == "observation", f"reset after bad messages: {frame}"))
+            elif code is None:
+                results.append((frame.get("type") == "error", f"step before reset: {frame}"))
+            else:
+                results.append((frame.get("type") == "error" and frame["data"].get("code") == code,
+                                f"{message!r}: wanted {code}, got {frame}"))
+        ws.call({"type": "step", "data": {"code": "x = 41"}})
+        for code in ("b = bytearray(8 << 30)", "while True: pass", "while True: print('y' * 65536)"):
+            started = time.monotonic()
+            frame = ws.call({"type": "step", "data": {"code": code}})
+            row.requests += 1
+            obs = frame.get("data", {}).get("observation", {})
+            results.append((frame.get("type") == "observation" and obs.get("exit_code") != 0
+                            and time.monotonic() - started < 60, f"hostile {code!r}: {str(frame)[:200]}"))
+        frame = ws.call({"type": "step", "data": {"code": "print('alive')"}})
+        row.requests += 1
+        results.append((frame.get("data", {}).get("observation", {}).get("stdout") == "alive\n",
+                        f"the session goes on after the hostile steps: {str(frame)[:200]}"))
+        # The cap: this session plus --max-sessions more; the last is refused.
+        others = []
+        refused = None
+        for _ in range(args.max_sessions):
+            other = WebSocket(h, p, "/openenv/python/ws")
+            others.append(other)
+            frame = other.call({"type": "reset", "data": {}})
+            row.requests += 1
+            if frame.get("type") == "error":
+                refused = frame
+                break
+        results.append((refused is not None and refused["data"].get("code") == "CAPACITY_REACHED",
+                        f"session past --max-sessions {args.max_sessions}: {refused}"))
+        for other in others:
+            other.close()
+        ws.close()
+        # Idle: a session that says nothing is closed by the server.
+        idle = WebSocket(h, p, "/openenv/python/ws")
+        idle.call({"type": "reset", "data": {}})
+        idle.sock.settimeout(args.session_idle_ttl_s + 30)
+        started = time.monotonic()
+        try:
+            idle.recv_text()
+            closed = False
+        except (Closed, OSError):
+            closed = True
+        waited = time.monotonic() - started
+        results.append((closed and waited < args.session_idle_ttl_s + 10,
+                        f"idle session closed after {waited:.1f} s (ttl {args.session_idle_ttl_s} s)"))
+        idle.drop()
+        row.note = (f"error frames for 4 broken messages; 3 hostile steps contained; CAPACITY_REACHED past "
+                    f"{args.max_sessions} sessions; an idle session closed after {waited:.1f} s")
+        return results
+
+    for ok, what in await asyncio.to_thread(scenario):
+        row.check(ok, what)
+
+
 async def after_abuse(h, p, args, row: Row) -> None:
     r = await post(h, p, "/v1/score", GOOD_SCORE)
     row.record(r)
@@ -575,7 +691,7 @@ SCENARIOS = [
     ("slow headers", slow_headers), ("slow bodies", slow_bodies), ("over-limit bodies", over_limit),
     ("invalid UTF-8", invalid_utf8), ("nested JSON", nested_json), ("wrong types", wrong_types),
     ("idle connections", idle_connections), ("disconnects mid-request", disconnects),
-    ("overload /run_code", overload), ("after the abuse", after_abuse),
+    ("overload /run_code", overload), ("OpenEnv sessions", environment_sessions), ("after the abuse", after_abuse),
 ]
 
 
@@ -629,6 +745,8 @@ def main() -> int:
     limits.add_argument("--body-timeout-ms", type=int, default=2000)
     limits.add_argument("--max-connections", type=int, default=512)
     limits.add_argument("--workers", type=int, default=2)
+    limits.add_argument("--max-sessions", type=int, default=3)
+    limits.add_argument("--session-idle-ttl-s", type=int, default=3)
     load = parser.add_argument_group("load (defaults: full mode; --short lowers them)")
     load.add_argument("--slow-clients", type=int)
     load.add_argument("--idle", type=int, help="idle connections opened at once")
