@@ -249,6 +249,22 @@ pub(crate) mod hostile {
         assert!(secs < 2.0, "took {secs}s");
     }
 
+    /// The pages the snapshot preloads (sympy, mpmath, sortedcontainers) are not charged to
+    /// `memory_mb`: under a 64 MiB cap a program gets what it got when the snapshot held only
+    /// the standard library (about 47 MiB of its own), whatever it imports.
+    #[test]
+    fn preloaded_packages_are_not_charged_to_the_memory_cap() {
+        let limits = Limits {
+            memory_mb: 64,
+            ..quick()
+        };
+        let (r, _) = timed("x = bytearray(40 << 20)\nprint(len(x))", &limits);
+        assert_eq!(r.status, RunStatus::Ok, "{r:?}");
+        assert_eq!(r.stdout, format!("{}\n", 40 << 20));
+        let (r, _) = timed("x = bytearray(56 << 20)\nprint(len(x))", &limits);
+        assert_eq!(r.status, RunStatus::MemoryLimit, "{r:?}");
+    }
+
     #[test]
     fn memory_bomb_hits_the_cap() {
         let (r, _) = timed("x = bytearray(1 << 30)\nprint(len(x))", &quick());
