@@ -55,8 +55,3 @@ pub mod train;
 
 pub use error::{Error, Result};
 pub use model::{Architecture, KvCache, Model, ModelConfig};
-/// The run directory's module under its earlier name, for `report::write_atomic` callers
-/// outside this crate ([`run::dir`]).
-pub use run::dir as report;
-/// The run's plot, at the path the bench command reads it from ([`run::plot`]).
-pub use run::plot;

@@ -395,7 +395,7 @@ impl Args {
         std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
         let json_path = out.join("bench.json");
         let text = serde_json::to_string_pretty(&report)?;
-        grpo_runner::report::write_atomic(&json_path, format!("{text}\n").as_bytes())
+        grpo_runner::run::dir::write_atomic(&json_path, format!("{text}\n").as_bytes())
             .with_context(|| format!("writing {}", json_path.display()))?;
         let plot_path = out.join("bench.png");
         plot::draw(&plot_path, &report)

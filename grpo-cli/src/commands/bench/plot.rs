@@ -46,7 +46,7 @@ pub fn draw(path: &Path, report: &Value) -> anyhow::Result<()> {
         .flat_map(|(_, _, s)| s.iter().map(|p| p.0))
         .fold(1.0, f64::max)
         * 1.05;
-    let labels = grpo_runner::plot::font_available();
+    let labels = grpo_runner::run::plot::font_available();
     let root = BitMapBackend::new(path, (1000, 450)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
     let (left, right) = root.split_horizontally(500);
