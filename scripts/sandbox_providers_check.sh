@@ -3,8 +3,11 @@
 # venv per framework with the grpo_rewards wheel of scripts/python_package_check.sh
 # (target/wheels-$PROFILE, built first when missing), then scripts/sandbox_providers_check.py.
 #
-#   scripts/sandbox_providers_check.sh                  # verifiers, tinker, nemo_gym
+#   scripts/sandbox_providers_check.sh                  # verifiers, tinker, nemo_gym, soak
 #   scripts/sandbox_providers_check.sh tinker
+#
+# `soak`: scripts/local_sandbox_bench.py's create/exec/close cycles with random early drops
+# (2,000 of them), failing when a workspace directory is left or memory grows.
 #
 # verifiers 0.4 and tinker-cookbook install with their dependencies (tinker-cookbook's pull
 # torch, a large first download). nemo-gym declares Python >= 3.13.14: its package goes in
@@ -20,7 +23,7 @@ if [ -z "$(ls "$wheels"/*.whl 2>/dev/null)" ]; then
 fi
 wheel="$(ls "$wheels"/*.whl | head -n 1)"
 pip_q=(-q --disable-pip-version-check)
-for framework in "${@:-verifiers tinker nemo_gym}"; do
+for framework in "${@:-verifiers tinker nemo_gym soak}"; do
   for name in $framework; do
     venv="$(mktemp -d)/venv"
     python3 -m venv "$venv"
@@ -30,10 +33,15 @@ for framework in "${@:-verifiers tinker nemo_gym}"; do
         nemo_gym)
             "$venv/bin/pip" install "${pip_q[@]}" --ignore-requires-python --no-deps nemo-gym==0.7.0
             "$venv/bin/pip" install "${pip_q[@]}" pyyaml pydantic omegaconf rich ;;
+        soak) ;;
         *) echo "unknown framework $name"; exit 2 ;;
     esac
     "$venv/bin/pip" install "${pip_q[@]}" --force-reinstall --no-deps "$wheel"
-    (cd "$(dirname "$venv")" && "$venv/bin/python" "$OLDPWD/scripts/sandbox_providers_check.py" "$name")
+    if [ "$name" = soak ]; then
+        (cd "$(dirname "$venv")" && "$venv/bin/python" "$OLDPWD/scripts/local_sandbox_bench.py" --seconds 2 --soak 2000)
+    else
+        (cd "$(dirname "$venv")" && "$venv/bin/python" "$OLDPWD/scripts/sandbox_providers_check.py" "$name")
+    fi
     rm -rf "$(dirname "$venv")"
   done
 done

@@ -8,7 +8,7 @@
 #![warn(missing_docs)]
 
 // The layers, from the bottom up: each imports only those below it (checked by
-// `scripts/module_cycles.py`, run in CI).
+// `tests/all/module_graph.rs`).
 //
 // | layer | what |
 // |---|---|

@@ -13,6 +13,7 @@ mod common;
 mod harness_idioms;
 mod imported_grading;
 mod judging;
+mod module_graph;
 mod sandbox;
 mod sandbox_cc;
 mod sandbox_humaneval;
