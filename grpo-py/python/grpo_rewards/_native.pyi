@@ -1,4 +1,4 @@
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 __version__: str
 
@@ -182,3 +182,43 @@ def threads() -> tuple[int, str, bool, Optional[int], Optional[int]]:
 
 def task_from_ground_truth(ground_truth_json: str, task_id: str = "request") -> str: ...
 def task_from_verification_info(verification_info_json: str, task_id: str = "request") -> str: ...
+
+class SandboxClosed(RuntimeError):
+    """The local sandbox is closed (by ``close()``, its ``with`` block, or a spent lifetime or
+    CPU budget)."""
+
+class ExecResult:
+    """What one ``LocalSandbox.exec`` printed and how it ended."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    truncated: bool
+    def __init__(self, exit_code: int, stdout: str, stderr: str, timed_out: bool, truncated: bool) -> None: ...
+
+class LocalSandbox:
+    """A private workspace directory in the wasm sandbox, across commands."""
+
+    def __init__(
+        self,
+        *,
+        cpu_s: float = 10.0,
+        memory_mb: int = 256,
+        timeout_s: float = 60.0,
+        output_bytes: int = 1048576,
+        quota_bytes: int = 16777216,
+        cpu_budget_s: float = 600.0,
+        lifetime_s: Optional[float] = 3600.0,
+    ) -> None: ...
+    def exec(self, command: str, timeout: Optional[float] = None) -> ExecResult: ...
+    def read(self, path: str) -> bytes: ...
+    def write(self, path: str, data: Union[bytes, str]) -> None: ...
+    def list(self) -> list[tuple[str, int]]: ...
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def path(self) -> Optional[str]: ...
+    def __enter__(self) -> LocalSandbox: ...
+    def __exit__(self, *exc: object) -> bool: ...
