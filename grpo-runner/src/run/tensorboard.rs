@@ -190,32 +190,9 @@ fn put_float(out: &mut Vec<u8>, field: u32, v: f32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), bit by bit over a table.
+/// CRC-32C (Castagnoli), as TFRecord files checksum their records.
 fn crc32c(data: &[u8]) -> u32 {
-    const TABLE: [u32; 256] = {
-        let mut table = [0u32; 256];
-        let mut i = 0;
-        while i < 256 {
-            let mut crc = i as u32;
-            let mut bit = 0;
-            while bit < 8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0x82F6_3B78
-                } else {
-                    crc >> 1
-                };
-                bit += 1;
-            }
-            table[i] = crc;
-            i += 1;
-        }
-        table
-    };
-    let mut crc = !0u32;
-    for &b in data {
-        crc = TABLE[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8);
-    }
-    !crc
+    crc32c::crc32c(data)
 }
 
 /// TensorFlow's masked CRC: rotated right by 15 bits, plus a constant.
