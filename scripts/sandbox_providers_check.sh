@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The local sandbox providers, each driven by its framework's own classes from PyPI: one fresh
 # venv per framework with the grpo_rewards wheel of scripts/python_package_check.sh
-# (target/wheels-$PROFILE, built first when missing), then scripts/sandbox_providers_check.py.
+# (target/wheels-$PROFILE, built first when missing), then scripts/sandbox_providers_check.py;
+# and `skyrl`: SkyRL-Gym's own registry drives the environment over our tasks
+# (scripts/skyrl_env_check.py).
 #
-#   scripts/sandbox_providers_check.sh                  # verifiers, tinker, nemo_gym, soak
+#   scripts/sandbox_providers_check.sh                  # verifiers, tinker, nemo_gym, skyrl, soak
 #   scripts/sandbox_providers_check.sh tinker
 #
 # `soak`: scripts/local_sandbox_bench.py's create/exec/close cycles with random early drops
@@ -23,7 +25,7 @@ if [ -z "$(ls "$wheels"/*.whl 2>/dev/null)" ]; then
 fi
 wheel="$(ls "$wheels"/*.whl | head -n 1)"
 pip_q=(-q --disable-pip-version-check)
-for framework in "${@:-verifiers tinker nemo_gym soak}"; do
+for framework in "${@:-verifiers tinker nemo_gym skyrl soak}"; do
   for name in $framework; do
     venv="$(mktemp -d)/venv"
     python3 -m venv "$venv"
@@ -33,12 +35,15 @@ for framework in "${@:-verifiers tinker nemo_gym soak}"; do
         nemo_gym)
             "$venv/bin/pip" install "${pip_q[@]}" --ignore-requires-python --no-deps nemo-gym==0.7.0
             "$venv/bin/pip" install "${pip_q[@]}" pyyaml pydantic omegaconf rich ;;
+        skyrl) "$venv/bin/pip" install "${pip_q[@]}" "skyrl-gym==0.4.0" ;;
         soak) ;;
         *) echo "unknown framework $name"; exit 2 ;;
     esac
     "$venv/bin/pip" install "${pip_q[@]}" --force-reinstall --no-deps "$wheel"
     if [ "$name" = soak ]; then
         (cd "$(dirname "$venv")" && "$venv/bin/python" "$OLDPWD/scripts/local_sandbox_bench.py" --seconds 2 --soak 2000)
+    elif [ "$name" = skyrl ]; then
+        (cd "$(dirname "$venv")" && "$venv/bin/python" "$OLDPWD/scripts/skyrl_env_check.py")
     else
         (cd "$(dirname "$venv")" && "$venv/bin/python" "$OLDPWD/scripts/sandbox_providers_check.py" "$name")
     fi
