@@ -687,6 +687,9 @@ pub(crate) struct ConnectionSlot(
 );
 
 #[cfg(test)]
+mod test_server;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

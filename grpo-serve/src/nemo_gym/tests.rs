@@ -4,48 +4,14 @@ use std::io::Write;
 use std::net::SocketAddr;
 
 use base64::Engine;
-use grpo_sandbox::Sandbox;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
-use crate::{AuthToken, Service, ServiceConfig};
-
-/// A server on a free loopback port (it stops with the test's runtime).
-async fn serve(config: ServiceConfig) -> SocketAddr {
-    let sandbox = tokio::task::spawn_blocking(Sandbox::shared)
-        .await
-        .expect("joined")
-        .expect("sandbox");
-    let service = Service::new(sandbox, config).expect("service");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bound");
-    let addr = listener.local_addr().expect("address");
-    tokio::spawn(service.serve(listener, std::future::pending()));
-    addr
-}
+use crate::test_server::{request, serve};
+use crate::{AuthToken, ServiceConfig};
 
 /// One POST with a JSON body (and an optional bearer token) → status and JSON answer.
 async fn post(addr: SocketAddr, path: &str, body: &Value, token: Option<&str>) -> (u16, Value) {
-    let body = body.to_string();
-    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-    let mut stream = TcpStream::connect(addr).await.expect("connected");
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n{auth}\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream
-        .write_all(format!("{head}{body}").as_bytes())
-        .await
-        .expect("written");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("read");
-    let text = String::from_utf8(raw).expect("UTF-8");
-    let (head, body) = text.split_once("\r\n\r\n").expect("a head");
-    let status = head[9..12].parse().expect("a status");
-    (status, serde_json::from_str(body).expect("a JSON body"))
+    request(addr, "POST", path, Some(body), token).await
 }
 
 /// An OpenAI Responses `response` whose output is a reasoning item then `text`.

@@ -5,30 +5,16 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use grpo_sandbox::{Sandbox, SessionLimits};
+use grpo_sandbox::SessionLimits;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::{Service, ServiceConfig, SessionConfig};
+use crate::test_server::{request, serve, serve_with};
+use crate::{ServiceConfig, SessionConfig};
 
 type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
-
-/// A server on a free loopback port (it stops with the test's runtime).
-async fn serve(config: ServiceConfig) -> SocketAddr {
-    let sandbox = tokio::task::spawn_blocking(Sandbox::shared)
-        .await
-        .expect("joined")
-        .expect("sandbox");
-    let service = Service::new(sandbox, config).expect("service");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bound");
-    let addr = listener.local_addr().expect("address");
-    tokio::spawn(service.serve(listener, std::future::pending()));
-    addr
-}
 
 /// Sessions whose calls stop after 300 ms of CPU.
 fn short_calls(max_sessions: usize) -> ServiceConfig {
@@ -80,23 +66,7 @@ async fn step(socket: &mut Socket, code: &str) -> Value {
 
 /// One HTTP/1.1 request → (status, JSON body).
 async fn http(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let mut stream = TcpStream::connect(addr).await.expect("connected");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream
-        .write_all(format!("{head}{body}").as_bytes())
-        .await
-        .expect("written");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("read");
-    let text = String::from_utf8(raw).expect("UTF-8");
-    let (head, body) = text.split_once("\r\n\r\n").expect("a head");
-    let status = head[9..12].parse().expect("a status");
-    (status, serde_json::from_str(body).expect("a JSON body"))
+    request(addr, method, path, body.as_ref(), None).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -299,18 +269,7 @@ async fn stateless_http_routes_follow_openenv() {
 
 /// A server with `pack` at `/openenv/tasks`.
 async fn serve_pack(pack: &str) -> SocketAddr {
-    let sandbox = tokio::task::spawn_blocking(Sandbox::shared)
-        .await
-        .expect("joined")
-        .expect("sandbox");
-    let pack = grpo_tasks::Pack::load(pack).expect("pack");
-    let service = Service::with_pack(sandbox, short_calls(2), pack).expect("service");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bound");
-    let addr = listener.local_addr().expect("address");
-    tokio::spawn(service.serve(listener, std::future::pending()));
-    addr
+    serve_with(short_calls(2), Some(pack)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -234,6 +234,27 @@ pub fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
         .find_map(|node| visit(node, graph, &mut done, &mut Vec::new()))
 }
 
+/// Fails unless the crate's graph (with `sources_only` as in [`source_graph`]) holds every
+/// edge of `known` (so an empty reading cannot pass) and has no cycle.
+pub fn assert_layers(sources_only: &[&str], known: &[(&str, &str)]) {
+    let graph = source_graph(sources_only);
+    for (from, to) in known {
+        assert!(
+            graph.get(*from).is_some_and(|e| e.contains(*to)),
+            "{from} → {to} not found in {graph:?}"
+        );
+    }
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!("import cycle: {}\ngraph: {graph:#?}", cycle.join(" → "));
+    }
+}
+
+/// Fails when `src/` holds more than ten Rust files of its own.
+pub fn assert_few_own_files() {
+    let own = own_files();
+    assert!(own.len() <= 10, "{} files: {own:?}", own.len());
+}
+
 /// The Rust files directly in `src/`.
 pub fn own_files() -> Vec<String> {
     std::fs::read_dir(src())
