@@ -392,7 +392,12 @@ impl Service {
             let connection = http
                 .serve_connection(
                     TokioIo::new(stream),
-                    TowerToHyperService::new(router.clone().layer(axum::Extension(slot.clone()))),
+                    // `Extension` as a layer wraps the router as it is (`Router::layer`
+                    // would rebuild every route for each connection).
+                    TowerToHyperService::new(tower_layer::Layer::layer(
+                        &axum::Extension(slot.clone()),
+                        router.clone(),
+                    )),
                 )
                 .with_upgrades();
             let metrics = self.state.metrics.clone();
