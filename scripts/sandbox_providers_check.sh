@@ -11,9 +11,10 @@
 # `soak`: scripts/local_sandbox_bench.py's create/exec/close cycles with random early drops
 # (2,000 of them), failing when a workspace directory is left or memory grows.
 #
-# verifiers 0.4 and tinker-cookbook install with their dependencies (tinker-cookbook's pull
-# torch, a large first download). nemo-gym declares Python >= 3.13.14: its package goes in
-# without its dependencies and then what its sandbox API imports (as the NeMo Gym CI step does).
+# verifiers 0.4 installs with its dependencies. tinker-cookbook's pull torch with CUDA (about
+# 6 GB installed, enough to fill a small CI disk) for code its sandbox API never imports, and
+# nemo-gym declares Python >= 3.13.14: those two packages go in without their dependencies and
+# then exactly what their sandbox APIs import (`tinker_cookbook.sandbox`: chz and aiohttp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile="${PROFILE:-dev}"
@@ -31,7 +32,9 @@ for framework in "${@:-verifiers tinker nemo_gym skyrl soak}"; do
     python3 -m venv "$venv"
     case "$name" in
         verifiers) "$venv/bin/pip" install "${pip_q[@]}" "verifiers==0.4.0" ;;
-        tinker) "$venv/bin/pip" install "${pip_q[@]}" "tinker-cookbook==0.5.8" ;;
+        tinker)
+            "$venv/bin/pip" install "${pip_q[@]}" --no-deps "tinker-cookbook==0.5.8"
+            "$venv/bin/pip" install "${pip_q[@]}" "chz==0.4.0" "aiohttp==3.14.5" ;;
         nemo_gym)
             "$venv/bin/pip" install "${pip_q[@]}" --ignore-requires-python --no-deps nemo-gym==0.7.0
             "$venv/bin/pip" install "${pip_q[@]}" pyyaml pydantic omegaconf rich ;;
