@@ -10,7 +10,7 @@
 //! is built in memory. Prints one JSON line per configuration.
 
 use candle_core::{DType, Device};
-use grpo_runner::rollout::sampler::{SamplingConfig, sample_with_stats};
+use grpo_runner::rollout::sampler::{SampleRequest, SamplingConfig, sample};
 use grpo_runner::tiny::{TinyModelSpec, tiny_model};
 
 fn main() -> anyhow::Result<()> {
@@ -53,7 +53,7 @@ fn main() -> anyhow::Result<()> {
             seed: 1,
             ..Default::default()
         };
-        let (_, stats) = sample_with_stats(&timed, &prompts, g, &sampling)?;
+        let stats = sample(&timed, SampleRequest::new(&prompts, g, &sampling))?.stats;
         let line = serde_json::json!({
             "model": label,
             "parameters": model.num_parameters(),

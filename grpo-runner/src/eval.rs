@@ -18,7 +18,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::rollout::sampler::{Completion, SamplingConfig, ToolDriver, sample_with_tools};
+use crate::rollout::sampler::{Completion, SampleRequest, SamplingConfig, ToolDriver, sample};
 use crate::tokenizer::Tokenizer;
 
 /// Unbiased pass@k for `n` samples with `c` correct (`k ≤ n`).
@@ -209,7 +209,7 @@ pub fn evaluate(
 pub type ToolFactory<'a> = dyn FnMut() -> Box<dyn ToolDriver + 'a> + 'a;
 
 /// [`evaluate`] with a tool the model may call while it answers (each sampling call gets a
-/// fresh one from `tools`; see [`crate::rollout::sampler::sample_with_tools`]).
+/// fresh one from `tools`; see [`SampleRequest::with_tools`]).
 pub fn evaluate_with_tools(
     model: &Model,
     tokenizer: &Tokenizer,
@@ -224,15 +224,9 @@ pub fn evaluate_with_tools(
                       sampling: &SamplingConfig|
      -> Result<Vec<Completion>> {
         let mut tool = tools.as_mut().map(|make| make());
-        let (groups, _) = sample_with_tools(
-            model,
-            prompts,
-            0,
-            group_size,
-            sampling,
-            tool.as_mut().map(|t| &mut **t as &mut dyn ToolDriver),
-        )?;
-        Ok(groups.into_iter().flatten().collect())
+        let request = SampleRequest::new(prompts, group_size, sampling)
+            .with_tools(tool.as_mut().map(|t| &mut **t as &mut dyn ToolDriver));
+        Ok(sample(model, request)?.completions())
     };
     let batch = config.batch_prompts.max(1);
     let mut results = Vec::with_capacity(encoded.len());

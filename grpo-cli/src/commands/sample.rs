@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::Context;
 use candle_core::DType;
 use grpo_runner::device::{ComputeDtype, DeviceSpec};
-use grpo_runner::rollout::sampler::{SamplingConfig, sample};
+use grpo_runner::rollout::sampler::{SampleRequest, SamplingConfig, sample};
 
 /// Generate one completion for a prompt.
 #[derive(Debug, clap::Args)]
@@ -68,8 +68,10 @@ impl Args {
             ignore_eos: false,
         };
         let start = Instant::now();
-        let completion = sample(&model, std::slice::from_ref(&prompt), 1, &config)
+        let prompts = std::slice::from_ref(&prompt);
+        let completion = sample(&model, SampleRequest::new(prompts, 1, &config))
             .context("sampling")?
+            .completions()
             .pop()
             .context("the sampler returned no completion")?;
         let seconds = start.elapsed().as_secs_f64();

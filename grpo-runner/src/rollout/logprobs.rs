@@ -88,7 +88,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::model::ModelConfig;
     use crate::rollout::batch::PackedBatch;
-    use crate::rollout::sampler::CompletionId;
+    use crate::rollout::sampler::{CompletionId, SampleRequest, sample};
 
     /// Σ of the completion tokens' log-probs, through the grouped pass and through one full
     /// forward pass per row (prompt ++ completion, right padded).
@@ -178,15 +178,8 @@ pub(crate) mod tests {
         let mut tool = FixedTool {
             calls: Default::default(),
         };
-        let (groups, _) = crate::rollout::sampler::sample_with_tools(
-            &model,
-            &prompts,
-            0,
-            3,
-            &config,
-            Some(&mut tool),
-        )
-        .unwrap();
+        let request = SampleRequest::new(&prompts, 3, &config).with_tools(Some(&mut tool));
+        let groups = sample(&model, request).unwrap().groups;
         for (prompt, group) in prompts.iter().zip(&groups) {
             for c in group {
                 assert_eq!(c.tool_spans, [(3, 6)]);
@@ -207,9 +200,9 @@ pub(crate) mod tests {
             }
         }
         // The same draws as without a tool up to the call: each completion keeps its stream.
-        let (plain, _) =
-            crate::rollout::sampler::sample_with_tools(&model, &prompts, 0, 3, &config, None)
-                .unwrap();
+        let plain = sample(&model, SampleRequest::new(&prompts, 3, &config))
+            .unwrap()
+            .groups;
         for (a, b) in groups.iter().flatten().zip(plain.iter().flatten()) {
             assert_eq!(a.tokens[..3], b.tokens[..3]);
         }

@@ -14,7 +14,7 @@ use super::{Trainer, derive_seed};
 use crate::error::{Error, Result};
 use crate::rollout::group::Group;
 use crate::rollout::sampler::{
-    Completion, CompletionId, SamplingConfig, ToolDriver, sample_with_tools,
+    Completion, CompletionId, SampleRequest, Sampled, SamplingConfig, ToolDriver, sample,
 };
 use crate::rollout::tools::{CodeTool, ToolLog};
 
@@ -84,14 +84,10 @@ impl Trainer {
                     &self.config.tools,
                 )
             });
-            let (groups, stats) = sample_with_tools(
-                &self.policy,
-                ids,
-                first,
-                g,
-                &sampling,
-                tool.as_mut().map(|t| t as &mut dyn ToolDriver),
-            )?;
+            let request = SampleRequest::new(ids, g, &sampling)
+                .starting_at(first)
+                .with_tools(tool.as_mut().map(|t| t as &mut dyn ToolDriver));
+            let Sampled { groups, stats } = sample(&self.policy, request)?;
             if let Some(tool) = tool {
                 let log = tool.finish_all();
                 tool_log.calls.extend(log.calls);

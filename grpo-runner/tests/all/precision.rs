@@ -6,7 +6,7 @@
 use candle_core::{DType, Device, Tensor};
 use grpo_runner::config::{Preset, TrainConfig};
 use grpo_runner::model::{Architecture, Model};
-use grpo_runner::rollout::sampler::{SamplingConfig, sample};
+use grpo_runner::rollout::sampler::{SampleRequest, Sampled, SamplingConfig, sample};
 use grpo_runner::run::dir::RunDir;
 use grpo_runner::train::{Trainer, completion_logprobs};
 
@@ -49,7 +49,9 @@ fn max_logprob_error(model: &Model, temperature: f64, seed: u64) -> f32 {
         seed,
         ..Default::default()
     };
-    let completions = sample(model, &prompts, group_size, &config).unwrap();
+    let completions = sample(model, SampleRequest::new(&prompts, group_size, &config))
+        .map(Sampled::completions)
+        .unwrap();
     let mut worst = 0f32;
     for (p, group) in completions.chunks(group_size).enumerate() {
         let recomputed = completion_logprobs(model, &prompts[p], group, temperature).unwrap();
@@ -107,7 +109,9 @@ fn half_precision_logprobs_track_f32() {
         seed: 9,
         ..Default::default()
     };
-    let completions = sample(&f32_model, &prompts, 2, &config).unwrap();
+    let completions = sample(&f32_model, SampleRequest::new(&prompts, 2, &config))
+        .map(Sampled::completions)
+        .unwrap();
     // Measured (max over 6 completions × 16 tokens, nats): bf16 4.5e-2, f16 1.2e-2.
     for (dtype, tolerance) in [(DType::BF16, 0.2), (DType::F16, 0.05)] {
         let half = model(&Device::Cpu, dtype);

@@ -4,7 +4,7 @@
 use crate::common::{random_ids, random_model, random_tensors, small_config};
 use candle_core::{D, DType, Device, Tensor};
 use grpo_runner::model::{Architecture, Model};
-use grpo_runner::rollout::sampler::{FinishReason, SamplingConfig, sample, sample_from};
+use grpo_runner::rollout::sampler::{FinishReason, SampleRequest, Sampled, SamplingConfig, sample};
 
 /// Log-probabilities of `completion` given `prompt` under `model` at `temperature` (1.0 for
 /// the unscaled policy), from one full forward pass: the re-scoring that must agree with the
@@ -66,7 +66,9 @@ fn recorded_logprobs_equal_a_rescoring_forward() {
         SamplingConfig::greedy(12),
     ] {
         let prompts = prompts();
-        let completions = sample(&model, &prompts, 3, &config).unwrap();
+        let completions = sample(&model, SampleRequest::new(&prompts, 3, &config))
+            .map(Sampled::completions)
+            .unwrap();
         assert_eq!(completions.len(), 9);
         let temperature = if config.temperature == 0.0 {
             1.0
@@ -95,8 +97,12 @@ fn completions_are_ordered_by_prompt_and_reproducible() {
         seed: 7,
         ..Default::default()
     };
-    let a = sample(&model, &prompts(), 4, &config).unwrap();
-    let b = sample(&model, &prompts(), 4, &config).unwrap();
+    let a = sample(&model, SampleRequest::new(&prompts(), 4, &config))
+        .map(Sampled::completions)
+        .unwrap();
+    let b = sample(&model, SampleRequest::new(&prompts(), 4, &config))
+        .map(Sampled::completions)
+        .unwrap();
     assert_eq!(a, b);
     let order: Vec<usize> = a.iter().map(|c| c.prompt_index).collect();
     assert_eq!(order, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]);
@@ -104,13 +110,16 @@ fn completions_are_ordered_by_prompt_and_reproducible() {
     assert!(a[0].tokens != a[1].tokens || a[1].tokens != a[2].tokens);
     let other_seed = sample(
         &model,
-        &prompts(),
-        4,
-        &SamplingConfig {
-            seed: 8,
-            ..config.clone()
-        },
+        SampleRequest::new(
+            &prompts(),
+            4,
+            &SamplingConfig {
+                seed: 8,
+                ..config.clone()
+            },
+        ),
     )
+    .map(Sampled::completions)
     .unwrap();
     assert_ne!(a, other_seed);
 }
@@ -123,17 +132,22 @@ fn batching_does_not_change_the_samples() {
         seed: 3,
         ..Default::default()
     };
-    let together = sample(&model, &prompts(), 2, &config).unwrap();
+    let together = sample(&model, SampleRequest::new(&prompts(), 2, &config))
+        .map(Sampled::completions)
+        .unwrap();
     // One prompt per chunk: different padding, different batch, same streams.
     let chunked = sample(
         &model,
-        &prompts(),
-        2,
-        &SamplingConfig {
-            max_batch_rows: 2,
-            ..config
-        },
+        SampleRequest::new(
+            &prompts(),
+            2,
+            &SamplingConfig {
+                max_batch_rows: 2,
+                ..config
+            },
+        ),
     )
+    .map(Sampled::completions)
     .unwrap();
     assert_eq!(together.len(), chunked.len());
     for (a, b) in together.iter().zip(&chunked) {
@@ -145,7 +159,7 @@ fn batching_does_not_change_the_samples() {
 }
 
 /// The trainer samples a step's prompts in pieces (scoring one while sampling the next):
-/// `sample_from` with the piece's offset draws what sampling them together draws.
+/// sampling a piece `starting_at` its offset's offset draws what sampling them together draws.
 #[test]
 fn sampling_in_pieces_draws_the_same_tokens() {
     let model = model();
@@ -155,9 +169,14 @@ fn sampling_in_pieces_draws_the_same_tokens() {
         ..Default::default()
     };
     let prompts = prompts();
-    let together = sample(&model, &prompts, 3, &config).unwrap();
-    let mut groups = sample_from(&model, &prompts[..2], 0, 3, &config).unwrap().0;
-    groups.extend(sample_from(&model, &prompts[2..], 2, 3, &config).unwrap().0);
+    let together = sample(&model, SampleRequest::new(&prompts, 3, &config))
+        .map(Sampled::completions)
+        .unwrap();
+    let mut groups = sample(&model, SampleRequest::new(&prompts[..2], 3, &config))
+        .unwrap()
+        .groups;
+    let second = SampleRequest::new(&prompts[2..], 3, &config).starting_at(2);
+    groups.extend(sample(&model, second).unwrap().groups);
     // One group of G per prompt, in prompt order.
     assert_eq!(groups.len(), prompts.len());
     for (p, group) in groups.iter().enumerate() {
@@ -177,10 +196,9 @@ fn greedy_follows_the_argmax_of_full_forwards() {
     let prompt = random_ids(4, 30, 4);
     let completion = &sample(
         &model,
-        std::slice::from_ref(&prompt),
-        1,
-        &SamplingConfig::greedy(8),
+        SampleRequest::new(std::slice::from_ref(&prompt), 1, &SamplingConfig::greedy(8)),
     )
+    .map(Sampled::completions)
     .unwrap()[0];
     let mut ids = prompt.clone();
     for &token in &completion.tokens {
@@ -204,10 +222,9 @@ fn eos_stops_a_completion_and_is_recorded() {
     let prompt = random_ids(4, 30, 5);
     let greedy = &sample(
         &free,
-        std::slice::from_ref(&prompt),
-        1,
-        &SamplingConfig::greedy(6),
+        SampleRequest::new(std::slice::from_ref(&prompt), 1, &SamplingConfig::greedy(6)),
     )
+    .map(Sampled::completions)
     .unwrap()[0];
     // Make the third greedy token the EOS: generation must stop right there, EOS included.
     let mut config = base.clone();
@@ -218,7 +235,12 @@ fn eos_stops_a_completion_and_is_recorded() {
         .position(|t| *t == greedy.tokens[2])
         .unwrap();
     let stopping = Model::from_tensors(&config, tensors, DType::F32, &Device::Cpu).unwrap();
-    let c = &sample(&stopping, &[prompt], 1, &SamplingConfig::greedy(6)).unwrap()[0];
+    let c = &sample(
+        &stopping,
+        SampleRequest::new(&[prompt], 1, &SamplingConfig::greedy(6)),
+    )
+    .map(Sampled::completions)
+    .unwrap()[0];
     assert_eq!(c.finish_reason, FinishReason::Eos);
     assert_eq!(c.tokens, greedy.tokens[..=first_eos]);
     assert_eq!(c.logprobs.len(), c.tokens.len());
@@ -231,13 +253,16 @@ fn length_limit_stops_with_length() {
     let model = random_model(&config, 22, DType::F32);
     let completions = sample(
         &model,
-        &prompts(),
-        2,
-        &SamplingConfig {
-            max_new_tokens: 5,
-            ..Default::default()
-        },
+        SampleRequest::new(
+            &prompts(),
+            2,
+            &SamplingConfig {
+                max_new_tokens: 5,
+                ..Default::default()
+            },
+        ),
     )
+    .map(Sampled::completions)
     .unwrap();
     for c in completions {
         assert_eq!(c.finish_reason, FinishReason::Length);
@@ -254,10 +279,9 @@ fn context_length_stops_generation() {
     // Prompt of 9 leaves room for 3 more positions: the 3rd token is the last fed.
     let c = &sample(
         &model,
-        &[random_ids(9, 30, 6)],
-        1,
-        &SamplingConfig::greedy(50),
+        SampleRequest::new(&[random_ids(9, 30, 6)], 1, &SamplingConfig::greedy(50)),
     )
+    .map(Sampled::completions)
     .unwrap()[0];
     assert_eq!(c.finish_reason, FinishReason::Length);
     assert_eq!(c.tokens.len(), 4);
@@ -266,7 +290,28 @@ fn context_length_stops_generation() {
 #[test]
 fn bad_arguments_are_errors() {
     let model = model();
-    assert!(sample(&model, &[vec![]], 1, &SamplingConfig::default()).is_err());
-    assert!(sample(&model, &prompts(), 0, &SamplingConfig::default()).is_err());
-    assert!(sample(&model, &[vec![99]], 1, &SamplingConfig::default()).is_err());
+    assert!(
+        sample(
+            &model,
+            SampleRequest::new(&[vec![]], 1, &SamplingConfig::default())
+        )
+        .map(Sampled::completions)
+        .is_err()
+    );
+    assert!(
+        sample(
+            &model,
+            SampleRequest::new(&prompts(), 0, &SamplingConfig::default())
+        )
+        .map(Sampled::completions)
+        .is_err()
+    );
+    assert!(
+        sample(
+            &model,
+            SampleRequest::new(&[vec![99]], 1, &SamplingConfig::default())
+        )
+        .map(Sampled::completions)
+        .is_err()
+    );
 }

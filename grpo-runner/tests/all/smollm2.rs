@@ -12,7 +12,7 @@ use candle_core::quantized::gguf_file;
 use candle_core::{DType, Device, Tensor};
 use candle_transformers::models::quantized_llama;
 use grpo_runner::loading;
-use grpo_runner::rollout::sampler::{SamplingConfig, sample};
+use grpo_runner::rollout::sampler::{SampleRequest, Sampled, SamplingConfig, sample};
 
 fn gguf_path() -> std::path::PathBuf {
     std::env::var_os("GRPO_SMOLLM2_GGUF")
@@ -29,7 +29,12 @@ fn smollm2_answers_a_known_prompt() {
     let prompt = tokenizer
         .encode_prompt("What is the capital of France?")
         .unwrap();
-    let completion = &sample(&model, &[prompt], 1, &SamplingConfig::greedy(24)).unwrap()[0];
+    let completion = &sample(
+        &model,
+        SampleRequest::new(&[prompt], 1, &SamplingConfig::greedy(24)),
+    )
+    .map(Sampled::completions)
+    .unwrap()[0];
     let text = tokenizer.decode(&completion.tokens).unwrap();
     assert!(text.contains("Paris"), "{text:?}");
 }

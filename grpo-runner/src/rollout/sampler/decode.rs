@@ -1,7 +1,7 @@
 //! Decoding: the rows of one chunk ([`Row`]: a completion, its tokens, log-probs and random
 //! stream), each round drawing one token per row ([`draw`]) until every row ends or pauses on
 //! a tool call, then the paused rows again from a prefill of their own context (see
-//! [`super::sample_with_tools`]); and the [`ToolDriver`] a tool implements.
+//! [`super::sample`]); and the [`ToolDriver`] a tool implements.
 
 use std::time::Instant;
 
@@ -173,7 +173,7 @@ pub(super) fn reborrow<'b>(
 }
 
 /// A tool the policy calls in the middle of a completion (the code interpreter of
-/// [`crate::rollout::tools`]), as [`super::sample_with_tools`] drives it, naming each completion by
+/// [`crate::rollout::tools`]), as [`super::sample`] drives it, naming each completion by
 /// its [`CompletionId`].
 pub trait ToolDriver {
     /// Whether `tokens`, the completion so far, end a call the row may make now (checked

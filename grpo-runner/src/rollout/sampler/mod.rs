@@ -201,60 +201,102 @@ impl SamplerStats {
     }
 }
 
-/// Generates `group_size` completions for every prompt, ordered prompt by prompt
-/// (`prompt_index` 0 × G, then 1 × G, …).
+/// What to sample: `group_size` completions for each of `prompts`, drawn as `config` says,
+/// optionally as a piece of a larger prompt set ([`SampleRequest::starting_at`]) and with a
+/// tool the policy may call ([`SampleRequest::with_tools`]). Built with
+/// [`SampleRequest::new`] and passed to [`sample`], the one entry point of the sampler.
+pub struct SampleRequest<'a> {
+    prompts: &'a [Vec<u32>],
+    group_size: usize,
+    config: &'a SamplingConfig,
+    first_prompt: usize,
+    tools: Option<&'a mut dyn ToolDriver>,
+}
+
+impl<'a> SampleRequest<'a> {
+    /// `group_size` completions for every prompt of `prompts`, no tool, the prompts the
+    /// whole set.
+    pub fn new(prompts: &'a [Vec<u32>], group_size: usize, config: &'a SamplingConfig) -> Self {
+        SampleRequest {
+            prompts,
+            group_size,
+            config,
+            first_prompt: 0,
+            tools: None,
+        }
+    }
+
+    /// The prompts are the `first_prompt`-th onwards of a larger set: every completion draws
+    /// from the random stream of its index in that set ([`CompletionId::index`]), so sampling
+    /// a set in pieces draws the same tokens as sampling it at once (a caller can score the
+    /// first piece while the next is sampled), and the tool sees the set's [`CompletionId`]s.
+    pub fn starting_at(mut self, first_prompt: usize) -> Self {
+        self.first_prompt = first_prompt;
+        self
+    }
+
+    /// A tool the policy may call in the middle of a completion (`None` leaves it off): a row
+    /// whose tokens end a call (as `tools` sees them) pauses while the call runs and the other
+    /// rows go on decoding; when the round's decoding ends, each paused row gets the call's
+    /// output as context tokens (recorded in [`Completion::tool_spans`]) and sampling
+    /// continues, until every row has ended. Tool output counts toward `max_new_tokens`. Each
+    /// completion keeps its own random stream across rounds, so the draws do not depend on
+    /// batching.
+    pub fn with_tools(mut self, tools: Option<&'a mut dyn ToolDriver>) -> Self {
+        self.tools = tools;
+        self
+    }
+}
+
+/// What [`sample`] returns: one group of `group_size` completions per prompt, in prompt order,
+/// and where the time went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sampled {
+    /// The completions of each prompt, `group_size` each (`sample` 0, 1, …).
+    pub groups: Vec<Vec<Completion>>,
+    /// Where sampling time went.
+    pub stats: SamplerStats,
+}
+
+impl Sampled {
+    /// Every completion, prompt by prompt (`prompt_index` 0 × G, then 1 × G, …).
+    pub fn completions(self) -> Vec<Completion> {
+        self.groups.into_iter().flatten().collect()
+    }
+}
+
+/// Samples what `request` asks for with `model`: the sampler's one entry point.
 ///
 /// Runs on a [`Model::detached`] view of `model`, so no autograd graph is recorded, on the
 /// model's device and in its compute dtype (the weights cast once per call); the logits come
 /// back in f32 and the recorded log-probs are computed from them on the host in f64.
-pub fn sample(
-    model: &Model,
-    prompts: &[Vec<u32>],
-    group_size: usize,
-    config: &SamplingConfig,
-) -> Result<Vec<Completion>> {
-    sample_with_stats(model, prompts, group_size, config).map(|(c, _)| c)
-}
-
-/// [`sample`], also returning where the time went.
-pub fn sample_with_stats(
-    model: &Model,
-    prompts: &[Vec<u32>],
-    group_size: usize,
-    config: &SamplingConfig,
-) -> Result<(Vec<Completion>, SamplerStats)> {
-    let (groups, stats) = sample_from(model, prompts, 0, group_size, config)?;
-    Ok((groups.into_iter().flatten().collect(), stats))
-}
-
-/// Samples one group of `group_size` completions per prompt, for prompts that are the
-/// `first_prompt`-th onwards of a larger set: every completion draws from the random stream
-/// of its index in that set, so sampling a set in pieces draws the same tokens as sampling it
-/// at once (a caller can score the first piece while the next is sampled).
-pub fn sample_from(
-    model: &Model,
-    prompts: &[Vec<u32>],
-    first_prompt: usize,
-    group_size: usize,
-    config: &SamplingConfig,
-) -> Result<(Vec<Vec<Completion>>, SamplerStats)> {
-    sample_with_tools(model, prompts, first_prompt, group_size, config, None)
-}
-
-/// [`sample_from`] with a tool the policy may call in the middle of a completion: a row whose
-/// tokens end a call (as `tools` sees them) pauses while the call runs and the other rows
-/// go on decoding; when the round's decoding ends, each paused row gets the call's output
-/// as context tokens (recorded in [`Completion::tool_spans`]) and sampling continues, until
-/// every row has ended. Tool output counts toward `max_new_tokens`. Each completion keeps
-/// its own random stream across rounds, so the draws do not depend on batching.
-pub fn sample_with_tools(
-    model: &Model,
-    prompts: &[Vec<u32>],
-    first_prompt: usize,
-    group_size: usize,
-    config: &SamplingConfig,
-    mut tools: Option<&mut dyn ToolDriver>,
-) -> Result<(Vec<Vec<Completion>>, SamplerStats)> {
+///
+/// ```
+/// use candle_core::{DType, Device};
+/// use grpo_runner::model::{Model, ModelConfig};
+/// use grpo_runner::rollout::sampler::{Completion, SampleRequest, SamplingConfig, sample};
+/// let model = Model::random(&ModelConfig::tiny(16), DType::F32, &Device::Cpu, 1)?;
+/// let prompts = vec![vec![1, 2, 3], vec![4, 5, 6]];
+/// let config = SamplingConfig { max_new_tokens: 4, seed: 7, ..Default::default() };
+/// let sampled = sample(&model, SampleRequest::new(&prompts, 3, &config))?;
+/// assert_eq!(sampled.groups.len(), 2);
+/// assert!(sampled.groups.iter().all(|group| group.len() == 3));
+/// // The second prompt alone, as the second piece of the set: the same draws.
+/// let piece = sample(&model, SampleRequest::new(&prompts[1..], 3, &config).starting_at(1))?;
+/// let tokens = |groups: &[Vec<Completion>]| -> Vec<Vec<u32>> {
+///     groups.iter().flatten().map(|c| c.tokens.clone()).collect()
+/// };
+/// assert_eq!(tokens(&piece.groups), tokens(&sampled.groups[1..]));
+/// # Ok::<(), grpo_runner::Error>(())
+/// ```
+pub fn sample(model: &Model, request: SampleRequest<'_>) -> Result<Sampled> {
+    let SampleRequest {
+        prompts,
+        group_size,
+        config,
+        first_prompt,
+        mut tools,
+    } = request;
     config.validate()?;
     if group_size == 0 {
         return Err(Error::invalid("group_size must be positive"));
@@ -290,7 +332,7 @@ pub fn sample_with_tools(
         .iter()
         .map(|_| completions.by_ref().take(group_size).collect())
         .collect();
-    Ok((groups, stats))
+    Ok(Sampled { groups, stats })
 }
 
 fn sample_chunk(
