@@ -7,5 +7,6 @@
 pub mod batch;
 pub(crate) mod group;
 pub mod logprobs;
+pub(crate) mod round;
 pub mod sampler;
 pub mod tools;

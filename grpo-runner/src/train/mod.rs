@@ -24,13 +24,12 @@
 //!
 //! Files: `setup.rs` (pack and sandbox), `rollout.rs` (sample and score a round into
 //! groups (`rollout/group.rs`)), `update.rs` (the policy update over the step's
-//! `StepBatch` (`rollout/group.rs`)), `report.rs` (a step's records),
-//! `evaluate.rs` (held-out evaluation), `sft.rs` (the warm-up); the step and the run are here.
-//! The data they pass (groups, the packed batch) lives in [`crate::rollout`], what a run
-//! writes in [`crate::run`].
+//! `StepBatch` (`rollout/group.rs`)), `evaluate.rs` (held-out evaluation), `sft.rs` (the
+//! warm-up); the step and the run are here. The data they pass (groups, the packed batch)
+//! lives in [`crate::rollout`]; what a run writes, and what a step adds up to in its records,
+//! in [`crate::run`].
 
 mod evaluate;
-mod report;
 mod rollout;
 mod setup;
 pub mod sft;
@@ -56,8 +55,8 @@ use crate::rollout::group::{Group, StepBatch};
 use crate::run::checkpoint::{self, RngState, TrainState};
 use crate::run::dir::RunDir;
 use crate::run::records::{EvalRecord, Event, SampleRecord, StepRecord};
+use crate::run::tally::{StepFacts, StepTally, UpdateOutcome, sample_records};
 use crate::tokenizer::Tokenizer;
-use report::{StepFacts, StepTally, UpdateOutcome};
 use setup::{load_tasks, sandbox_for};
 use sft::{WarmupProblem, WarmupReport};
 
@@ -454,7 +453,7 @@ impl Trainer {
         let mut round = 0u64;
         loop {
             let rollout = self.sample_and_score(p - used.len(), round)?;
-            tally.add_round(&rollout);
+            tally.add_round(&rollout.metrics);
             for group in rollout.groups {
                 tally.add_group(&group);
                 if !(filter && group.is_tied()) {
@@ -505,7 +504,7 @@ impl Trainer {
             Some(advantages) => advantages.to_vec2::<f64>()?,
             None => Vec::new(),
         };
-        let samples = report::sample_records(step, &used, &rows, &dropped, samples_per_step);
+        let samples = sample_records(step, &used, &rows, &dropped, samples_per_step);
         let facts = StepFacts {
             step,
             used_groups: used.len(),

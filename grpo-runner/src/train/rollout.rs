@@ -13,26 +13,16 @@ use rand::Rng;
 use super::{Trainer, derive_seed};
 use crate::error::{Error, Result};
 use crate::rollout::group::Group;
+use crate::rollout::round::RoundMetrics;
 use crate::rollout::sampler::{
     Completion, CompletionId, SampleRequest, Sampled, SamplingConfig, ToolDriver, sample,
 };
 use crate::rollout::tools::{CodeTool, ToolLog};
 
-/// What one round of sampling and scoring produced.
+/// What one round of sampling and scoring produced: its groups, and what the round cost.
 pub(super) struct Rollout {
     pub(super) groups: Vec<Group>,
-    pub(super) sample_seconds: f64,
-    /// Seconds waiting for scoring after the overlapping work was done.
-    pub(super) score_seconds: f64,
-    /// Seconds the scoring took in all (overlapped or not).
-    pub(super) scoring_seconds: f64,
-    pub(super) generated_tokens: usize,
-    /// Groups left out because their scoring faulted on every try, or their tool did.
-    pub(super) fault_groups: usize,
-    /// Completions whose tool faulted on our side (runs with tools).
-    pub(super) tool_faults: Option<usize>,
-    /// Seconds sampling waited for tool calls (runs with tools).
-    pub(super) tool_wait_seconds: f64,
+    pub(super) metrics: RoundMetrics,
 }
 
 impl Trainer {
@@ -173,8 +163,7 @@ impl Trainer {
                 tool_calls,
             });
         }
-        Ok(Rollout {
-            groups,
+        let metrics = RoundMetrics {
             sample_seconds,
             score_seconds,
             scoring_seconds,
@@ -182,7 +171,8 @@ impl Trainer {
             fault_groups,
             tool_faults: self.config.tools.enabled.then_some(tool_log.faults.len()),
             tool_wait_seconds,
-        })
+        };
+        Ok(Rollout { groups, metrics })
     }
 }
 

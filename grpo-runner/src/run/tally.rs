@@ -1,18 +1,18 @@
-//! Report: what a step's rollouts and update add up to, as the `metrics.jsonl` record and the
-//! `samples.jsonl` records.
+//! What a step's rounds and update add up to, as its `metrics.jsonl` record ([`StepTally`])
+//! and its `samples.jsonl` records ([`sample_records`]).
 
 use std::collections::BTreeMap;
 
 use grpo_core::StepMetrics;
 
-use super::rollout::Rollout;
+use super::records::{SampleRecord, StepRecord, mean_std};
 use crate::rollout::group::Group;
+use crate::rollout::round::RoundMetrics;
 use crate::rollout::sampler::FinishReason;
-use crate::run::records::{SampleRecord, StepRecord, mean_std};
 
 /// Running totals over every group a step sampled, kept for the update or filtered out.
 #[derive(Debug, Default)]
-pub(super) struct StepTally {
+pub(crate) struct StepTally {
     /// The shaped reward of every sampled completion, in sampling order.
     rewards: Vec<f64>,
     completions: usize,
@@ -45,32 +45,32 @@ struct ToolTally {
 
 /// What the update phase of a step did.
 #[derive(Debug, Default)]
-pub(super) struct UpdateOutcome {
-    pub(super) metrics: StepMetrics,
-    pub(super) grad_norm: f64,
-    pub(super) lr: f64,
-    pub(super) seconds: f64,
+pub(crate) struct UpdateOutcome {
+    pub(crate) metrics: StepMetrics,
+    pub(crate) grad_norm: f64,
+    pub(crate) lr: f64,
+    pub(crate) seconds: f64,
 }
 
 /// The parts of a step record that only the trainer knows.
 #[derive(Debug)]
-pub(super) struct StepFacts {
-    pub(super) step: u64,
+pub(crate) struct StepFacts {
+    pub(crate) step: u64,
     /// Groups the update used.
-    pub(super) used_groups: usize,
+    pub(crate) used_groups: usize,
     /// Completion tokens the update trained on.
-    pub(super) trained_tokens: usize,
+    pub(crate) trained_tokens: usize,
     /// Extra sampling rounds of dynamic sampling.
-    pub(super) refill_rounds: usize,
+    pub(crate) refill_rounds: usize,
     /// Programs the sandbox started during the step.
-    pub(super) sandbox_runs: u64,
-    pub(super) step_seconds: f64,
+    pub(crate) sandbox_runs: u64,
+    pub(crate) step_seconds: f64,
 }
 
 impl StepTally {
     /// Counts a round's timings and faults; its groups are added one by one with
     /// [`StepTally::add_group`].
-    pub(super) fn add_round(&mut self, rollout: &Rollout) {
+    pub(crate) fn add_round(&mut self, rollout: &RoundMetrics) {
         self.sample_seconds += rollout.sample_seconds;
         self.score_seconds += rollout.score_seconds;
         self.scoring_seconds += rollout.scoring_seconds;
@@ -84,7 +84,7 @@ impl StepTally {
     }
 
     /// Counts one sampled group.
-    pub(super) fn add_group(&mut self, group: &Group) {
+    pub(crate) fn add_group(&mut self, group: &Group) {
         self.groups += 1;
         for (c, s) in group.completions.iter().zip(&group.scores) {
             self.completions += 1;
@@ -115,7 +115,7 @@ impl StepTally {
     }
 
     /// The step's `metrics.jsonl` record.
-    pub(super) fn record(self, facts: StepFacts, update: UpdateOutcome) -> StepRecord {
+    pub(crate) fn record(self, facts: StepFacts, update: UpdateOutcome) -> StepRecord {
         let frac = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         let (reward_mean, reward_std) = mean_std(&self.rewards);
         let step_seconds = facts.step_seconds;
@@ -183,7 +183,7 @@ impl StepTally {
 /// The first `limit` completions of the groups the update used, each with the shaped reward
 /// and the advantage it trained with (`advantages` holds one row per group), then the first
 /// `limit` completions of the groups dynamic sampling dropped, flagged `dropped`.
-pub(super) fn sample_records(
+pub(crate) fn sample_records(
     step: u64,
     used: &[Group],
     advantages: &[Vec<f64>],
