@@ -24,8 +24,7 @@ __builtins__ = dict(vars(_builtins_module))
 
 
 def _guarded_modules():
-    """(name, module, copy of its namespace, its names, its values) for each guarded module,
-    before any program."""
+    """A `_guard_entry` for each guarded module of the standard library, before any program."""
     import sys
 
     names = (
@@ -35,13 +34,54 @@ def _guarded_modules():
     guarded = []
     for name in names:
         if name in sys.modules:
-            saved = dict(vars(sys.modules[name]))
-            guarded.append((name, sys.modules[name], saved, tuple(saved), tuple(saved.values())))
+            guarded.append(_guard_entry(name, sys.modules[name], False))
     return tuple(guarded)
+
+
+def _guard_entry(name, owner, exact):
+    """(name, owner, copy of its namespace, its names, its values, exact). `exact`: names
+    added later count as tampering too, as for a class, where an added method shadows the
+    one it inherits."""
+    saved = dict(vars(owner))
+    return (name, owner, saved, tuple(saved), tuple(saved.values()), exact)
+
+
+def _package_guards():
+    """((package, entries), ...) for the packages preloaded in the snapshot (sympy, mpmath,
+    sortedcontainers): the package's namespace, and the namespace of every class it exports
+    with the bases it defines (`Integer` through `Rational`, `Number`, `AtomicExpr` to `Expr`
+    and `Basic`), so that replacing `sympy.simplify` or `sympy.Integer.__eq__`, or adding an
+    `equals` to `Integer` that shadows `Expr.equals`, is seen (an integer class attribute may
+    change: that is a counter, such as `Dummy._count`). A run checks them only when
+    its tests name the package: they are what tests that judge with sympy call, and skipping
+    them costs nothing when no test does. The packages' submodules are not guarded (a test
+    that reaches `sympy.core.numbers.igcd` by that path can still be fooled). sympy's 429
+    namespaces hold 10,767 names: checking them costs about 1.7 ms on host CPython 3.13."""
+    import sys
+
+    packages = []
+    for package in ("sympy", "mpmath", "sortedcontainers"):
+        module = sys.modules.get(package)
+        if module is None:
+            continue
+        entries = [_guard_entry(package, module, False)]
+        seen = set()
+        for value in list(vars(module).values()):
+            if not isinstance(value, type):
+                continue
+            for cls in value.__mro__:
+                owner = getattr(cls, "__module__", "") or ""
+                if id(cls) in seen or not (owner == package or owner.startswith(package + ".")):
+                    continue
+                seen.add(id(cls))
+                entries.append(_guard_entry(package + "." + cls.__qualname__, cls, True))
+        packages.append((package, tuple(entries)))
+    return tuple(packages)
 
 
 # Taken when the harness is loaded: in the snapshot, that is before every run.
 _GUARDED = _guarded_modules()
+_PACKAGE_GUARDS = _package_guards()
 
 
 def _lazy_imports():
@@ -114,11 +154,23 @@ def main(job):
     nonce = job.pop("nonce")
     mode = job["mode"]
 
+    # The preloaded packages the tests name are guarded as the standard library is.
+    test_source = job.get("test") or ""
+    packages = tuple_(guards for guards in _PACKAGE_GUARDS if guards[0] in test_source)
+    vars_ = vars
+
     def tampered():
-        """Names of guarded module attributes the program replaced or removed."""
+        """Names of guarded attributes the program replaced or removed (or, on an exact entry
+        such as a class, added)."""
         changed = []
-        for name, module, saved, saved_names, saved_values in guarded:
-            current = vars(module)
+        check(guarded, changed)
+        for _, entries in packages:
+            check(entries, changed)
+        return changed
+
+    def check(entries, changed):
+        for name, owner, saved, saved_names, saved_values, exact in entries:
+            current = vars_(owner)
             # The common case, checked in C without a look-up: the same names, in the same
             # order, each bound to the very same object.
             if (
@@ -128,16 +180,19 @@ def main(job):
             ):
                 continue
             # Names added or reordered: every saved name still bound to the same object?
-            if all_(map_(is_, saved.values(), map_(current.get, saved, repeat(missing)))):
-                continue
-            for key, value in saved.items():
-                now = current.get(key, missing)
-                if now is not value and key != "__builtins__":
-                    # CPython's own lazy import binds exactly this object, nothing else.
-                    if (name, key) in lazy and now is lazy[(name, key)]:
-                        continue
-                    changed.append(name + "." + key)
-        return changed
+            if not all_(map_(is_, saved.values(), map_(current.get, saved, repeat(missing)))):
+                for key, value in saved.items():
+                    now = current.get(key, missing)
+                    if now is not value and key != "__builtins__":
+                        # A class's counter (sympy's `Dummy._count`) is the class's own state.
+                        if exact and type_(value) is int_ and type_(now) is int_:
+                            continue
+                        # CPython's own lazy import binds exactly this object, nothing else.
+                        if (name, key) in lazy and now is lazy[(name, key)]:
+                            continue
+                        changed.append(name + "." + key)
+            if exact and len_(current) != len_(saved):
+                changed.extend(name + "." + key for key in current if key not in saved)
 
     def short(text, limit=300):
         text = str_(text)
