@@ -1,7 +1,7 @@
 //! The R1-Zero-style GRPO trainer on candle, and the library behind the `grpo` binary.
 //!
 //! The crate's folders are its layers; each imports only the ones listed before it
-//! (`tests/module_graph.rs` checks that the top-level modules import each other in no cycle):
+//! (`tests/all/module_graph/` checks that the top-level modules import each other in no cycle):
 //!
 //! - [`error`], [`cpu`], [`device`]: errors, CPU settings, where the model runs
 //!   (`model.device`) and the dtype of its forward passes (`model.dtype`; weights stay f32);

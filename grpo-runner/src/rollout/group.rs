@@ -42,20 +42,14 @@ impl Group {
 pub(crate) struct StepBatch<'a> {
     pub(crate) groups: &'a [Group],
     pub(crate) packed: GroupBatch,
-    /// Reference log-probs per group, per completion (β > 0 only).
+    /// Reference log-probs per group, per completion (β > 0 only; see
+    /// [`reference_logprobs`]).
     pub(crate) reference: Option<Vec<Vec<Vec<f32>>>>,
 }
 
 impl<'a> StepBatch<'a> {
-    /// Packs `groups` (at least one) with `pad_id` on `device`; with a `reference` model,
-    /// scores every completion under it too (at `temperature`, as the update's ratio).
-    pub(crate) fn pack(
-        groups: &'a [Group],
-        pad_id: u32,
-        device: &Device,
-        reference: Option<&Model>,
-        temperature: f64,
-    ) -> Result<Self> {
+    /// Packs `groups` (at least one) with `pad_id` on `device`, without reference log-probs.
+    pub(crate) fn pack(groups: &'a [Group], pad_id: u32, device: &Device) -> Result<Self> {
         let rows: Vec<(&[u32], Vec<&[u32]>)> = groups
             .iter()
             .map(|g| {
@@ -72,22 +66,25 @@ impl<'a> StepBatch<'a> {
         if spans.iter().any(|s| !s.is_empty()) {
             packed.mask_spans(&spans)?;
         }
-        let reference = match reference {
-            Some(model) => {
-                // Detached once for the step. Group by group: the numbers a batch of one
-                // group gives, whatever else the step holds.
-                let model = model.detached()?;
-                let scored = (0..groups.len())
-                    .map(|g| batch_logprobs(&model, &packed.select(&[g])?, temperature))
-                    .collect::<Result<Vec<_>>>()?;
-                Some(scored)
-            }
-            None => None,
-        };
         Ok(StepBatch {
             groups,
             packed,
-            reference,
+            reference: None,
         })
     }
+}
+
+/// The reference log-probs phase: every completion of `batch` scored under `reference` (at
+/// `temperature`, as the update's ratio), per group, per completion. The reference is
+/// detached once for the step, and scored group by group: the numbers a batch of one group
+/// gives, whatever else the step holds.
+pub(crate) fn reference_logprobs(
+    reference: &Model,
+    batch: &StepBatch<'_>,
+    temperature: f64,
+) -> Result<Vec<Vec<Vec<f32>>>> {
+    let model = reference.detached()?;
+    (0..batch.groups.len())
+        .map(|g| batch_logprobs(&model, &batch.packed.select(&[g])?, temperature))
+        .collect()
 }

@@ -1,13 +1,14 @@
-//! Held-out evaluation inside a run: the one evaluation path ([`crate::eval::evaluate`])
-//! with the run's prompt encoding, token limit and batch, judged by the run's reward set.
+//! The evaluate phase: held-out evaluation inside a run, the one evaluation path
+//! ([`crate::eval::evaluate`]) with the run's prompt encoding, token limit and batch, judged by
+//! the run's reward set.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use grpo_tasks::Task;
 
-use super::Trainer;
 use super::rollout::score_with_retries;
+use super::{Parts, Trainer};
 use crate::error::Result;
 use crate::eval::{EvalConfig, EvalSettings};
 use crate::rollout::sampler::ToolDriver;
@@ -19,88 +20,96 @@ impl Trainer {
     /// accuracy verdict alone, through the one evaluation path ([`crate::eval::evaluate`]).
     /// A problem whose scoring faults on every try is left out and counted.
     pub fn evaluate(&mut self) -> Result<EvalRecord> {
-        let start = Instant::now();
-        let n = match self.config.eval.problems {
-            0 => self.eval_tasks.len(),
-            n => n.min(self.eval_tasks.len()),
-        };
-        let tasks: Vec<Task> = self.eval_tasks[..n].to_vec();
-        let prompts: Vec<Vec<u32>> = tasks
-            .iter()
-            .map(|t| self.encode_prompt(t).map(|p| p.1))
-            .collect::<Result<_>>()?;
-        let config = EvalConfig {
-            max_new_tokens: self.config.eval.max_new_tokens,
-            samples: 0,
-            batch_prompts: self.config.eval.batch_prompts.max(1),
-            ..EvalConfig::default()
-        };
-        let (mut formatted, mut faults) = (0usize, 0usize);
-        let retries = self.config.rewards.fault_retries;
-        let timeout = self.config.rewards.group_timeout();
-        let rewards = Arc::clone(&self.rewards);
-        let runtime = &self.runtime;
-        let (tokenizer, settings) = (&self.tokenizer, &self.config.tools);
-        let mut make_tool = self.tool_sandbox().cloned().map(|sandbox| {
-            move || -> Box<dyn ToolDriver + '_> {
-                Box::new(CodeTool::new(sandbox.clone(), runtime, tokenizer, settings))
-            }
-        });
-        let report = crate::eval::evaluate_with_tools(
-            &self.policy,
-            &self.tokenizer,
-            &prompts,
-            &config,
-            make_tool
-                .as_mut()
-                .map(|m| m as &mut crate::eval::ToolFactory<'_>),
-            |i, completions| {
-                let job = vec![(tasks[i].clone(), completions.to_vec())];
-                let scored =
-                    runtime.block_on(score_with_retries(&rewards, &job, retries, timeout, None));
-                Ok(match scored.into_iter().next().flatten() {
-                    Some(scores) => {
-                        formatted += scores
-                            .iter()
-                            .filter(|s| s.components.format.is_some_and(|v| v >= 1.0))
-                            .count();
-                        scores.iter().map(|s| s.correct).collect()
-                    }
-                    None => {
-                        faults += 1;
-                        vec![false; completions.len()]
-                    }
-                })
-            },
-        )?;
-        let scored = n - faults;
-        let correct = report.greedy_correct;
-        let lengths: Vec<f64> = report
-            .results
-            .iter()
-            .map(|r| r.greedy_tokens as f64)
-            .collect();
-        let frac = |a: usize| {
-            if scored == 0 {
-                0.0
-            } else {
-                a as f64 / scored as f64
-            }
-        };
-        let record = EvalRecord {
-            step: self.step,
-            accuracy: frac(correct),
-            correct,
-            problems: scored,
-            format_rate: frac(formatted),
-            completion_len_mean: mean_std(&lengths).0,
-            seconds: start.elapsed().as_secs_f64(),
-            faults,
-        };
-        tracing::info!(step = record.step, accuracy = record.accuracy, "evaluated");
-        Ok(record)
+        evaluate(&self.parts(), &self.eval_tasks)
     }
+}
 
+/// Greedy accuracy of `parts.policy` on the first `eval.problems` problems of `eval_tasks`
+/// (see [`Trainer::evaluate`]), recorded at step `parts.step`.
+pub(super) fn evaluate(parts: &Parts<'_>, eval_tasks: &[Task]) -> Result<EvalRecord> {
+    let start = Instant::now();
+    let n = match parts.config.eval.problems {
+        0 => eval_tasks.len(),
+        n => n.min(eval_tasks.len()),
+    };
+    let tasks: Vec<Task> = eval_tasks[..n].to_vec();
+    let prompts: Vec<Vec<u32>> = tasks
+        .iter()
+        .map(|t| parts.encode_prompt(t).map(|p| p.1))
+        .collect::<Result<_>>()?;
+    let config = EvalConfig {
+        max_new_tokens: parts.config.eval.max_new_tokens,
+        samples: 0,
+        batch_prompts: parts.config.eval.batch_prompts.max(1),
+        ..EvalConfig::default()
+    };
+    let (mut formatted, mut faults) = (0usize, 0usize);
+    let retries = parts.config.rewards.fault_retries;
+    let timeout = parts.config.rewards.group_timeout();
+    let rewards = Arc::clone(parts.scorer);
+    let runtime = parts.runtime;
+    let (tokenizer, settings) = (parts.tokenizer, &parts.config.tools);
+    let mut make_tool = parts.tool_sandbox.cloned().map(|sandbox| {
+        move || -> Box<dyn ToolDriver + '_> {
+            Box::new(CodeTool::new(sandbox.clone(), runtime, tokenizer, settings))
+        }
+    });
+    let report = crate::eval::evaluate_with_tools(
+        parts.policy,
+        parts.tokenizer,
+        &prompts,
+        &config,
+        make_tool
+            .as_mut()
+            .map(|m| m as &mut crate::eval::ToolFactory<'_>),
+        |i, completions| {
+            let job = vec![(tasks[i].clone(), completions.to_vec())];
+            let scored =
+                runtime.block_on(score_with_retries(&rewards, &job, retries, timeout, None));
+            Ok(match scored.into_iter().next().flatten() {
+                Some(scores) => {
+                    formatted += scores
+                        .iter()
+                        .filter(|s| s.components.format.is_some_and(|v| v >= 1.0))
+                        .count();
+                    scores.iter().map(|s| s.correct).collect()
+                }
+                None => {
+                    faults += 1;
+                    vec![false; completions.len()]
+                }
+            })
+        },
+    )?;
+    let scored = n - faults;
+    let correct = report.greedy_correct;
+    let lengths: Vec<f64> = report
+        .results
+        .iter()
+        .map(|r| r.greedy_tokens as f64)
+        .collect();
+    let frac = |a: usize| {
+        if scored == 0 {
+            0.0
+        } else {
+            a as f64 / scored as f64
+        }
+    };
+    let record = EvalRecord {
+        step: parts.step,
+        accuracy: frac(correct),
+        correct,
+        problems: scored,
+        format_rate: frac(formatted),
+        completion_len_mean: mean_std(&lengths).0,
+        seconds: start.elapsed().as_secs_f64(),
+        faults,
+    };
+    tracing::info!(step = record.step, accuracy = record.accuracy, "evaluated");
+    Ok(record)
+}
+
+impl Trainer {
     /// The run's evaluation settings, saved beside the final model for `grpo eval`.
     pub fn eval_settings(&self) -> EvalSettings {
         EvalSettings {

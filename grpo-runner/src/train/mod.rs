@@ -22,13 +22,18 @@
 //! [`Trainer::run`] adds the supervised warm-up, held-out evaluations (greedy, accuracy
 //! verdict only), checkpoints and the run directory's files around the steps.
 //!
-//! Files: `setup.rs` (pack and sandbox), `rollout.rs` (sample and score a round into
-//! groups (`rollout/group.rs`)), `update.rs` (the policy update over the step's
-//! `StepBatch` (`rollout/group.rs`)), `evaluate.rs` (held-out evaluation), `sft.rs` (the
-//! warm-up); the step and the run are here. The data they pass (groups, the packed batch)
-//! lives in [`crate::rollout`]; what a run writes, and what a step adds up to in its records,
-//! in [`crate::run`].
+//! Each phase is a free function of what it reads (the trainer's [`Parts`], borrowed),
+//! returning its value and, where it measures any, its metrics, so [`Trainer::step`] reads as
+//! the sequence of calls and each phase can be tested on its own: `rollout.rs` (sample and
+//! score a round into groups, with the round's metrics), `advantages.rs`, the reference
+//! log-probs (`reference_logprobs` in `rollout/group.rs`, over the step's batch packed
+//! once), `update.rs` (the policy update, with its loss metrics), `evaluate.rs` (held-out
+//! evaluation, an `EvalRecord`). `setup.rs` loads the pack and builds the sandbox, `sft.rs`
+//! is the warm-up; the step and the run are here. The data the phases pass (groups, the
+//! packed batch) lives in [`crate::rollout`]; what a run writes, and what a step's phases add
+//! up to in its records, in [`crate::run`].
 
+mod advantages;
 mod evaluate;
 mod rollout;
 mod setup;
@@ -38,7 +43,7 @@ mod update;
 use std::sync::Arc;
 use std::time::Instant;
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::DType;
 use grpo_core::StepMetrics;
 use grpo_rewards::Scorer;
 use grpo_sandbox::Sandbox;
@@ -51,14 +56,17 @@ use crate::error::{Error, Result};
 use crate::eval::encode_prompt;
 use crate::model::Model;
 use crate::optim::AdamW;
-use crate::rollout::group::{Group, StepBatch};
+use crate::rollout::group::{Group, StepBatch, reference_logprobs};
 use crate::run::checkpoint::{self, RngState, TrainState};
 use crate::run::dir::RunDir;
 use crate::run::records::{EvalRecord, Event, SampleRecord, StepRecord};
 use crate::run::tally::{StepFacts, StepTally, UpdateOutcome, sample_records};
 use crate::tokenizer::Tokenizer;
+use advantages::advantages;
+use rollout::{draw_tasks, rollout};
 use setup::{load_tasks, sandbox_for};
 use sft::{WarmupProblem, WarmupReport};
+use update::update;
 
 pub use crate::rollout::logprobs::completion_logprobs;
 
@@ -110,6 +118,34 @@ impl std::fmt::Debug for Trainer {
             .field("parameters", &self.policy.num_parameters())
             .field("reference", &self.reference.is_some())
             .finish()
+    }
+}
+
+/// The trainer's parts a phase of a step reads, borrowed: each phase is a free function of
+/// these and its inputs.
+pub(crate) struct Parts<'a> {
+    config: &'a TrainConfig,
+    policy: &'a Model,
+    tokenizer: &'a Tokenizer,
+    template: &'a Template,
+    scorer: &'a Arc<Scorer>,
+    runtime: &'a tokio::runtime::Runtime,
+    /// The sandbox the interpreter tool's sessions run in, when the tool is on.
+    tool_sandbox: Option<&'a Sandbox>,
+    /// Whether the scorer judges code (a round is then sampled in two pieces, the first
+    /// scored while the second is sampled).
+    scores_code: bool,
+    /// The GRPO steps taken, this one included.
+    step: u64,
+}
+
+impl Parts<'_> {
+    /// A task's prompt as the run renders it (its template) and encodes it (with the chat
+    /// template when the run uses one).
+    fn encode_prompt(&self, task: &Task) -> Result<(String, Vec<u32>)> {
+        let text = self.template.render(task);
+        let ids = encode_prompt(self.tokenizer, &text, self.config.model.chat_template)?;
+        Ok((text, ids))
     }
 }
 
@@ -365,10 +401,19 @@ impl Trainer {
         self.sandbox.as_ref().filter(|_| self.config.tools.enabled)
     }
 
-    fn encode_prompt(&self, task: &Task) -> Result<(String, Vec<u32>)> {
-        let text = self.template.render(task);
-        let ids = encode_prompt(&self.tokenizer, &text, self.config.model.chat_template)?;
-        Ok((text, ids))
+    /// What the phases of a step read.
+    fn parts(&self) -> Parts<'_> {
+        Parts {
+            config: &self.config,
+            policy: &self.policy,
+            tokenizer: &self.tokenizer,
+            template: &self.template,
+            scorer: &self.rewards,
+            runtime: &self.runtime,
+            tool_sandbox: self.tool_sandbox(),
+            scores_code: self.scores_code,
+            step: self.step,
+        }
     }
 
     /// The supervised warm-up on the training split, or its first `warmup.problems` problems
@@ -432,7 +477,8 @@ impl Trainer {
         Ok(())
     }
 
-    /// One GRPO step: sample → score → advantages → update → report.
+    /// One GRPO step: rollout (sample → score) → advantages → reference log-probs → update
+    /// → records.
     pub fn step(&mut self) -> Result<(StepRecord, Vec<SampleRecord>)> {
         let start = Instant::now();
         self.freeze_reference()?;
@@ -441,7 +487,7 @@ impl Trainer {
         let p = self.config.sampling.prompts_per_step;
         let runs_before = self.code_sandbox().map_or(0, Sandbox::runs_started);
 
-        // sample → score (with refills under dynamic sampling)
+        // rollout: sample → score, with refills under dynamic sampling
         let filter = self.config.algorithm.shaping.filter_zero_variance_groups;
         let max_refills = self.config.update.max_refill_rounds as u64;
         let mut tally = StepTally::default();
@@ -452,9 +498,10 @@ impl Trainer {
         let mut dropped_completions = 0usize;
         let mut round = 0u64;
         loop {
-            let rollout = self.sample_and_score(p - used.len(), round)?;
-            tally.add_round(&rollout.metrics);
-            for group in rollout.groups {
+            let tasks = draw_tasks(&mut self.prompt_rng, &self.train_tasks, p - used.len());
+            let (groups, metrics) = rollout(&self.parts(), tasks, round)?;
+            tally.add_round(&metrics);
+            for group in groups {
                 tally.add_group(&group);
                 if !(filter && group.is_tied()) {
                     used.push(group);
@@ -471,9 +518,10 @@ impl Trainer {
         used.truncate(p);
 
         // advantages: one [groups, G] tensor from the shaped rewards to the loss
-        let advantages = self.advantages(&used)?;
+        let g = self.config.sampling.group_size;
+        let advantages = advantages(&used, g, &self.config.algorithm.advantage)?;
 
-        // update
+        // the step's batch, packed once → reference log-probs → update
         let update_start = Instant::now();
         let lr = self
             .config
@@ -481,14 +529,21 @@ impl Trainer {
             .lr_at(step - 1, self.config.budget.steps);
         let (metrics, grad_norm) = match &advantages {
             Some(advantages) => {
-                let batch = StepBatch::pack(
-                    &used,
-                    self.tokenizer.eos_id()?,
-                    self.policy.device(),
-                    self.reference.as_ref(),
-                    self.config.sampling.temperature,
-                )?;
-                self.update(&batch, advantages, lr)?
+                let temperature = self.config.sampling.temperature;
+                let eos = self.tokenizer.eos_id()?;
+                let mut batch = StepBatch::pack(&used, eos, self.policy.device())?;
+                if let Some(reference) = &self.reference {
+                    batch.reference = Some(reference_logprobs(reference, &batch, temperature)?);
+                }
+                update(
+                    &self.policy,
+                    &mut self.optimizer,
+                    &batch,
+                    advantages,
+                    &self.config,
+                    step,
+                    lr,
+                )?
             }
             None => (StepMetrics::default(), 0.0),
         };
@@ -499,7 +554,7 @@ impl Trainer {
             seconds: update_start.elapsed().as_secs_f64(),
         };
 
-        // report
+        // records
         let rows = match &advantages {
             Some(advantages) => advantages.to_vec2::<f64>()?,
             None => Vec::new(),
@@ -519,25 +574,6 @@ impl Trainer {
         let record = tally.record(facts, update);
         tracing::debug!(?record, "step");
         Ok((record, samples))
-    }
-
-    /// Group-relative advantages of the shaped rewards, `[groups, G]` (f64, on the host:
-    /// a few numbers per step, and Metal has no f64; the update moves its rows to the
-    /// model's device as f32); `None` when no group is left to train on.
-    fn advantages(&self, used: &[Group]) -> Result<Option<Tensor>> {
-        if used.is_empty() {
-            return Ok(None);
-        }
-        let flat: Vec<f64> = used
-            .iter()
-            .flat_map(|gr| gr.rewards.iter().copied())
-            .collect();
-        let shape = (used.len(), self.config.sampling.group_size);
-        let rewards = Tensor::from_vec(flat, shape, &Device::Cpu)?;
-        Ok(Some(grpo_core::group_advantages(
-            &rewards,
-            &self.config.algorithm.advantage,
-        )?))
     }
 
     /// Writes a checkpoint of the current state under `root`.
