@@ -4,8 +4,9 @@
 builtin:python; a group builder's envs, given a right and a wrong completion's tokens through
 `initial_observation`/`step`, give the rewards `grpo score --tasks PACK` gives the same
 completions; the cookbook's `do_group_rollout` gives the same totals with the rewards in
-`step` and, with `score_in_group`, in `compute_group_rewards`; the group builder pickles; bad
-fields are errors naming the field.
+`step` and, with `score_in_group`, in `compute_group_rewards`; the group builder pickles; chz
+builds the builder from command-line fields as the cookbook's recipes do; bad fields are errors
+naming the field.
 
     python3 scripts/tinker_env_check.py TOKENIZER_DIR MODEL_DIR   # run by tinker_env_check.sh
 
@@ -34,6 +35,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+import chz
 from tinker_cookbook.completers import TokenCompleter, TokensWithLogprobs
 from tinker_cookbook.rl.rollouts import do_group_rollout
 from tinker_cookbook.rl.types import Env, EnvGroupBuilder, RLDataset, RLDatasetBuilder
@@ -259,6 +261,10 @@ async def check_errors(tokenizer_dir: str, model_dir: str) -> None:
     assert (refused is None) == faithful, (faithful, refused)
     assert refused is None or refused.startswith("model_name_for_tokenizer:"), refused
     print(f"a model directory's tokenizer ({type(loaded).__name__}): {'accepted' if faithful else 'refused'}")
+    # The cookbook's recipes take their builder's fields from the command line through chz.
+    argv = [f"{k}={v}" for k, v in base.items()] + ["score_in_group=True", "seed=None"]
+    from_cli = chz.Blueprint(PackDatasetBuilder).make_from_argv(argv)
+    assert from_cli == PackDatasetBuilder(**base, score_in_group=True, seed=None), from_cli
     train, _ = await PackDatasetBuilder(**base)()
     try:
         train.get_batch(len(train))
