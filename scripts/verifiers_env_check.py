@@ -13,6 +13,11 @@ the one `grpo score --tasks PACK` gives the same completion:
   configured (no model server: replay scores saved traces), equal `grpo score`'s rewards;
 - `vf-validate` (model-free) finds every selected task's own answer correct and an
   untouched task unsolved;
+- with `task.python_tool`, each rollout's `python` tool, brought up by verifiers' own
+  `serve_tools` and called through its MCP client, runs in our interpreter: state lasts
+  across one rollout's calls and is not shared with another's, errors come back as
+  tracebacks, the host's files are absent, a loop stops at its time limit, and no server
+  outlives its rollout;
 - a bad pack is an error naming `pack`; a task missing from its pack is an error on the
   trace, never a reward;
 - examples/environments/verifiers_taskset.py runs as written and prints these rewards.
@@ -157,6 +162,69 @@ def check_errors() -> None:
     print("errors: a bad pack names `pack`; a task missing from its pack is an error, not a reward")
 
 
+def tool_servers() -> list[int]:
+    """Processes serving our tool (verifiers runs each as `python -m grpo_rewards.verifiers_tools`)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and b"grpo_rewards.verifiers_tools" in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+async def python_tool_rollouts(toolsets_a: list, toolsets_b: list) -> list[list[str]]:
+    """Two rollouts' tool servers, brought up as verifiers' rollout does (`serve_tools` beside a
+    subprocess agent runtime), called through the MCP client its harnesses use."""
+    from verifiers.v1.harnesses.utils.mcp import mcp_client
+    from verifiers.v1.mcp import serve_tools
+    from verifiers.v1.runtimes import provision_runtime
+
+    calls = [
+        ("a", "x = 41"), ("a", "print(x + 1)"), ("b", "print(x)"), ("a", "1/0"),
+        ("a", "print(open('/etc/passwd').read())"), ("a", "while True: pass"), ("a", "print(x)"),
+    ]
+    async with (
+        provision_runtime(vf.SubprocessConfig()) as agent_a,
+        provision_runtime(vf.SubprocessConfig()) as agent_b,
+        serve_tools(toolsets_a, agent_a) as urls_a,
+        serve_tools(toolsets_b, agent_b) as urls_b,
+    ):
+        assert list(urls_a) == [""] and list(urls_b) == [""], (urls_a, urls_b)  # bare tool names
+        assert len(tool_servers()) == 2, tool_servers()
+        urls = {"a": urls_a[""], "b": urls_b[""]}
+        outputs = []
+        for rollout, code in calls:
+            async with mcp_client({"url": urls[rollout]}) as client:
+                listed = await client.list_tools()
+                assert [t.name for t in listed.tools] == ["python"], listed
+                result = await client.call_tool("python", {"code": code})
+                outputs.append([c.text for c in result.content])
+    return outputs
+
+
+def check_python_tool() -> None:
+    assert PackTask.toolsets(load("builtin:arith").config.task) == [], "a tool without python-tool"
+    config = {"python_tool": True, "python": {"time_limit_ms": 1000}}
+    taskset = vf.load_taskset(
+        vf.taskset_config_type(TASKSET).model_validate({"id": TASKSET, "pack": "builtin:arith", "task": config})
+    )
+    task = next(iter(taskset))
+    toolsets = [type(task).toolsets(task.config) for _ in range(2)]
+    assert [type(t[0]).__name__ for t in toolsets] == ["PythonToolset"] * 2, toolsets
+    assert toolsets[0][0].config.limits() == {"time_limit_ms": 1000}, toolsets[0][0].config
+    out = ["".join(o) for o in asyncio.run(python_tool_rollouts(*toolsets))]
+    assert out[0] == "(no output)" and out[1] == "42\n", out
+    assert "NameError" in out[2], out  # the other rollout's interpreter is its own
+    assert "ZeroDivisionError" in out[3] and "Traceback" in out[3], out
+    assert "FileNotFoundError" in out[4], out  # the host's files are not there
+    assert "time limit" in out[5], out
+    assert "NameError" in out[6], out  # after a timeout the next call starts afresh
+    assert tool_servers() == [], f"tool servers left running: {tool_servers()}"
+    print("python tool: verifiers serves our interpreter per rollout over MCP (state kept, isolated, limits, closed)")
+
+
 def check_example(work: Path, arith: list[float], python: list[float]) -> None:
     example = ROOT / "examples" / "environments" / "verifiers_taskset.py"
     done = subprocess.run([sys.executable, str(example)], cwd=work, capture_output=True, text=True, timeout=600)
@@ -204,6 +272,7 @@ def main() -> None:
 
         check_validate("builtin:python", 5, work)
         check_errors()
+        check_python_tool()
         check_example(work, arith_rewards, python_rewards)
     print("verifiers env check: ok")
 

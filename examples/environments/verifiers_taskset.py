@@ -5,6 +5,10 @@
 verifiers finds the taskset by name, so evaluating a model on a pack is one command:
 
     vf-eval grpo-taskset --env.taskset.pack builtin:arith -m MODEL -n 20
+    vf-eval grpo-taskset --env.taskset.pack builtin:arith --env.taskset.task.python-tool true ...
+
+(the second gives the policy a `python` tool that runs in our sandbox, one interpreter per
+rollout).
 
 Here verifiers' loader builds it as `vf-eval` does, and `Task.score` rewards a right and a
 wrong reply to the first task of a math pack and of a code pack (the code runs in the

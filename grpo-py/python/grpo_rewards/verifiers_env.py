@@ -10,7 +10,8 @@ so the ``Scorer`` sees what ``grpo score`` would. The reward's parts and ``corre
 recorded as metrics, and the verdict and its reason in ``trace.info["grpo"]``. A task's
 data carries its pack, so it re-scores from the data alone (``vf-replay``); ``validate``
 scores the task's own answer (a math task's ``answer``, a code task's ``reference``) for
-``vf-validate``.
+``vf-validate``. With ``--env.taskset.task.python-tool true`` each rollout gets a ``python``
+code tool that runs in our sandbox (``grpo_rewards.verifiers_tools``).
 
     from grpo_rewards.verifiers_env import PackTaskset, PackTasksetConfig, reply_trace
 
@@ -40,9 +41,11 @@ import verifiers.v1 as vf
 from pydantic import field_validator
 
 from . import Pack, Score
+from .verifiers_tools import PythonToolset, PythonToolsetConfig
 
 __all__ = [
     "PackTask",
+    "PackTaskConfig",
     "PackTaskData",
     "PackTaskset",
     "PackTasksetConfig",
@@ -68,7 +71,17 @@ def _load(spec: str) -> Pack:
         raise ValueError(f"pack: {e}") from e
 
 
+class PackTaskConfig(vf.TaskConfig):
+    python_tool: bool = False
+    """Give the policy a ``python`` code tool that runs in our sandbox, one interpreter per
+    rollout (``grpo_rewards.verifiers_tools.PythonToolset``)."""
+    python: PythonToolsetConfig = PythonToolsetConfig()
+    """The tool's limits and placement (``--env.taskset.task.python.time-limit-ms``)."""
+
+
 class PackTasksetConfig(vf.TasksetConfig):
+    task: PackTaskConfig = PackTaskConfig()
+    """Config passed to each task, under ``--env.taskset.task.*``."""
     pack: str = "builtin:arith"
     """The task pack: a ``.jsonl`` file, a pack directory or ``builtin:NAME``, as for
     ``grpo score --tasks`` (``--env.taskset.pack``). verifiers' command lines build the
@@ -106,7 +119,7 @@ def gold_completion(task: dict[str, Any]) -> Optional[str]:
     return None
 
 
-class PackTask(vf.Task[PackTaskData, vf.State, vf.TaskConfig]):
+class PackTask(vf.Task[PackTaskData, vf.State, PackTaskConfig]):
     @property
     def key(self) -> str:
         # The pack's task id is durable; the default content hash covers the run-local idx.
@@ -126,6 +139,10 @@ class PackTask(vf.Task[PackTaskData, vf.State, vf.TaskConfig]):
         trace.record_metrics({**scored.rewards, "correct": float(scored.correct)})
         trace.info["grpo"] = {"verdict": scored.kind, "reason": scored.reason}
         return scored.reward
+
+    @classmethod
+    def toolsets(cls, config: PackTaskConfig) -> list[vf.Toolset]:
+        return [PythonToolset(config.python)] if config.python_tool else []
 
     async def validate(self, runtime: Any) -> Optional[bool]:
         """Whether the task's own answer scores as correct; ``None`` without one."""
