@@ -9,14 +9,14 @@
 //! | `c`, `cpp` | compiled on the host to `wasm32-wasi` by a confined, pinned zig, then run as a WASIp1 command |
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use grpo_tasks::Language;
-use sha2::{Digest, Sha256};
 
 use crate::engine::files::JobFiles;
 use crate::error::Result;
 use crate::guest::cc::{CLang, CompileLimits, Compiled, Compiler, CompilerOptions, Toolchain};
+use crate::guest::python::harness::Job;
+use crate::guest::wasip1::{self, Entry, ModuleGuest};
 use crate::sandbox::Sandbox;
 use grpo_rewards::code::limits::Limits;
 use grpo_rewards::result::{RunResult, RunStatus};
@@ -153,19 +153,22 @@ impl Sandbox {
         let (language, source, stdin) = (*language, *source, *stdin);
         let (compile, run, files) = match language {
             Language::Python => {
-                let (run, fetched) = self
-                    .run_with_files(source, args, stdin, limits, files)
+                let mut job = Job::script(source);
+                job.argv = args.to_vec();
+                let (run, _, fetched) = self
+                    .python()
+                    .execute(self.host(), &job, stdin, limits, files)
                     .await?;
                 (None, Some(run), fetched)
             }
             Language::Javascript => {
-                let (run, fetched) = self.run_javascript(source, stdin, limits, files).await?;
+                let (run, fetched) = self.javascript(source, stdin, limits, files).await?;
                 (None, Some(run), fetched)
             }
             Language::Typescript => {
                 match crate::guest::typescript::strip_types(source, "main.ts") {
                     Ok(js) => {
-                        let (run, fetched) = self.run_javascript(&js, stdin, limits, files).await?;
+                        let (run, fetched) = self.javascript(&js, stdin, limits, files).await?;
                         (None, Some(run), fetched)
                     }
                     // As `node main.ts` reports a syntax error: exit 1 with the message.
@@ -198,6 +201,19 @@ impl Sandbox {
             run,
             files,
         })
+    }
+
+    /// Runs a JavaScript program like `node main.js`.
+    async fn javascript(
+        &self,
+        program: &str,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
+        self.quickjs()
+            .run(self.host(), self.modules(), program, stdin, limits, files)
+            .await
     }
 
     /// Compiles `request`'s C or C++ source (`lang`) and runs the module.
@@ -246,22 +262,13 @@ impl Sandbox {
                 },
             ),
         };
-        let key: [u8; 32] = Sha256::digest(&wasm).into();
-        let pre = match self.modules().get(&key) {
-            Some(pre) => pre,
-            None => {
-                let sandbox = self.clone();
-                let bytes = Arc::clone(&wasm);
-                let pre = tokio::task::spawn_blocking(move || sandbox.prepare_module(&bytes))
-                    .await
-                    .map_err(crate::error::SandboxError::blocking("compiling the module"))??;
-                self.modules().put(key, pre.clone());
-                pre
-            }
+        let pre = self.modules().linked(self.host().engine(), wasm).await?;
+        let guest = ModuleGuest {
+            pre: &pre,
+            entry: Entry::Command,
+            args,
         };
-        let (run, fetched) = self
-            .run_command_module(&pre, args, stdin, limits, files)
-            .await?;
+        let (run, fetched) = wasip1::run(self.host(), guest, stdin, limits, files).await?;
         Ok(RunOutput {
             compile: Some(step),
             run: Some(run),

@@ -471,10 +471,14 @@ async fn start_interpreter(
     String,
 )> {
     limits.validate()?;
-    let live = sandbox.live_slot().await?;
+    let live = sandbox.host().live_slot().await?;
     let nonce = harness::nonce();
-    input.push(&Job::session().encode(&nonce, b"", sandbox.harness().await?));
-    sandbox.count_run();
+    input.push(&Job::session().encode(
+        &nonce,
+        b"",
+        sandbox.python().harness(sandbox.host()).await?,
+    ));
+    sandbox.host().count_run();
     let sandbox = sandbox.clone();
     let (stdout, stderr) = streams;
     let mut budget = Budget::on_clock(limits, workdir, meter.clock());
@@ -484,16 +488,16 @@ async fn start_interpreter(
     let guest = Box::pin(async move {
         let _live = live;
         let guest = PythonGuest {
-            pre: sandbox.python(),
+            pre: sandbox.python().pre(),
         };
         let builder = match run::context(&guest, &workdir, input, &stdout, &stderr) {
             Ok(builder) => builder,
             Err(e) => return Ended::stopped(RunStatus::Crash, e.to_string()),
         };
-        let mut store = Store::new(sandbox.engine(), guest.state(builder, budget));
+        let mut store = Store::new(sandbox.host().engine(), guest.state(builder, budget));
         crate::engine::budget::arm(&mut store);
         let called = crate::engine::slot::on_cpu_counting(
-            sandbox.cpu_slots(),
+            sandbox.host().cpu_slots(),
             crate::engine::cpu_clock::metered(cpu, run::instantiate_and_call(&guest, &mut store)),
             Some(queued),
         )

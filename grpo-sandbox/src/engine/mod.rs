@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`runtime`] | the wasmtime engine's configuration, the embedded Python component, the compiled-artefact disk cache |
 //! | `ended` | how a run ended: status, exit code, the sandbox's detail |
+//! | `host` | what every run of a sandbox shares (engine, epoch ticker, CPU and live slots, run directories, run counter) and the one way a run starts on it |
 //! | `run` | the one run path every guest takes: a fresh instance, its directory, its streams, its budget, how it ended |
 //! | `budget` | a run's limits as the host enforces them: CPU, memory, files, the epoch callback |
 //! | `cpu_clock` | the guest thread's own CPU time, read at every poll |
@@ -20,6 +21,7 @@ pub(crate) mod cpu_clock;
 pub(crate) mod digest;
 pub(crate) mod ended;
 pub mod files;
+pub(crate) mod host;
 pub(crate) mod pipe;
 pub(crate) mod run;
 pub(crate) mod rundir;

@@ -7,10 +7,20 @@
 //! to the end (timers, promises, `readline` callbacks) and exits with Node's exit code: 0, 1
 //! after an uncaught exception, or what `process.exit` / `process.exitCode` say.
 
-use wasmtime::{Instance, Memory, Store, TypedFunc};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
+use grpo_rewards::code::limits::Limits;
+use grpo_rewards::result::RunResult;
+use tokio::sync::OnceCell;
+use wasmtime::{Instance, InstancePre, Memory, Store, TypedFunc};
+
+use crate::engine::budget::Budget;
+use crate::engine::files::JobFiles;
+use crate::engine::host::Host;
+use crate::engine::runtime;
 use crate::error::{Result, SandboxError};
-use crate::guest::wasip1::P1State;
+use crate::guest::wasip1::{self, CoreModules, Entry, ModuleGuest, P1State};
 
 /// QuickJS-NG's reactor module, zstd-compressed (fetched by `runtime/build_quickjs.sh`).
 pub static QUICKJS_WASM_ZST: &[u8] = include_bytes!("../../runtime/quickjs.wasm.zst");
@@ -316,6 +326,89 @@ pub(crate) async fn version(
         .ok_or_else(|| wasmtime::Error::msg("JS_GetVersion points outside memory"))?;
     let text = tail.split(|&b| b == 0).next().unwrap_or_default();
     Ok(String::from_utf8_lossy(&text[..text.len().min(64)]).into_owned())
+}
+
+/// QuickJS-NG as one sandbox holds it: compiled (through the disk cache), its stack widened,
+/// and linked on first use, with its version.
+pub(crate) struct QuickJs {
+    /// Where compiled modules are cached on disk (`None`: no cache).
+    cache_dir: Option<PathBuf>,
+    linked: OnceCell<(InstancePre<P1State>, String)>,
+}
+
+impl QuickJs {
+    /// Nothing compiled yet: that happens on the first run or version asked.
+    pub(crate) fn new(cache_dir: Option<PathBuf>) -> QuickJs {
+        QuickJs {
+            cache_dir,
+            linked: OnceCell::new(),
+        }
+    }
+
+    async fn linked(
+        &self,
+        host: &Host,
+        modules: &CoreModules,
+    ) -> Result<&(InstancePre<P1State>, String)> {
+        self.linked
+            .get_or_try_init(|| async {
+                let engine = host.engine().clone();
+                let cache_dir = self.cache_dir.clone();
+                let compiled = tokio::task::spawn_blocking(move || {
+                    let wasm = widen_stack(&quickjs_wasm()?, STACK_PAGES)
+                        .map_err(|reason| SandboxError::Engine { reason })?;
+                    runtime::load_module(&engine, "quickjs", &wasm, cache_dir.as_deref())
+                })
+                .await
+                .map_err(SandboxError::blocking("compiling QuickJS"))??;
+                let pre = modules.prepare(&compiled)?;
+                let mut store = Store::new(
+                    host.engine(),
+                    P1State {
+                        wasi: wasmtime_wasi::WasiCtxBuilder::new().build_p1(),
+                        budget: Budget::new(&Limits::default(), Path::new("/nonexistent")),
+                    },
+                );
+                store.set_epoch_deadline(u64::MAX / 2);
+                let version = async {
+                    let instance = pre.instantiate_async(&mut store).await?;
+                    version(&mut store, &instance).await
+                }
+                .await
+                .map_err(SandboxError::wasm("starting QuickJS"))?;
+                Ok((pre, version))
+            })
+            .await
+    }
+
+    /// The QuickJS-NG version runs use (`0.10.1`).
+    pub(crate) async fn version(&self, host: &Host, modules: &CoreModules) -> Result<String> {
+        Ok(self.linked(host, modules).await?.1.clone())
+    }
+
+    /// Runs a JavaScript program like `node main.js` (see `js_prelude.js` for the Node.js
+    /// surface there is) on `host`, with `files` placed in its directory first and
+    /// `files.fetch` read back after.
+    pub(crate) async fn run(
+        &self,
+        host: &Host,
+        modules: &CoreModules,
+        program: &str,
+        stdin: &[u8],
+        limits: &Limits,
+        files: &JobFiles,
+    ) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
+        let (pre, _) = self.linked(host, modules).await?;
+        let guest = ModuleGuest {
+            pre,
+            entry: Entry::QuickJs {
+                program,
+                filename: "main.js",
+            },
+            args: &[],
+        };
+        wasip1::run(host, guest, stdin, limits, files).await
+    }
 }
 
 /// Pages (64 KiB) of shadow stack given to QuickJS by [`widen_stack`]: 8 MiB.

@@ -9,16 +9,19 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 
 use grpo_rewards::code::limits::Limits;
+use grpo_rewards::result::RunResult;
+use sha2::{Digest, Sha256};
 use wasmtime::{Instance, InstancePre, Linker, Module, Store};
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p1::WasiP1Ctx;
 
 use crate::engine::budget::{Budget, HasBudget, Traps};
 use crate::engine::files::JobFiles;
-use crate::engine::run::RawRun;
-use crate::engine::run::{self, Exit, Guest};
+use crate::engine::host::Host;
+use crate::engine::run::{Exit, Guest};
 use crate::error::{Result, SandboxError};
 use crate::guest::quickjs;
 
@@ -35,15 +38,15 @@ impl HasBudget for P1State {
 }
 
 /// The linker every core module is instantiated with: WASIp1 and nothing else.
-pub(crate) fn linker(engine: &wasmtime::Engine) -> Result<Linker<P1State>> {
+fn linker(engine: &wasmtime::Engine) -> Result<Linker<P1State>> {
     let mut linker = Linker::<P1State>::new(engine);
     wasmtime_wasi::p1::add_to_linker_async(&mut linker, |s: &mut P1State| &mut s.wasi)
         .map_err(SandboxError::wasm("linking WASIp1"))?;
     Ok(linker)
 }
 
-/// Compiles a module and resolves its imports.
-pub(crate) fn prepare(linker: &Linker<P1State>, module: &Module) -> Result<InstancePre<P1State>> {
+/// Resolves a compiled module's imports.
+fn prepare(linker: &Linker<P1State>, module: &Module) -> Result<InstancePre<P1State>> {
     linker
         .instantiate_pre(module)
         .map_err(SandboxError::wasm("linking the module"))
@@ -113,16 +116,60 @@ impl Guest for ModuleGuest<'_> {
     }
 }
 
-/// Runs one instance of `guest` to the end under `limits`.
-pub(crate) async fn execute(
-    engine: &wasmtime::Engine,
+/// The core modules of one sandbox: the WASIp1 linker, and the linked modules of compiled
+/// programs by hash.
+pub(crate) struct CoreModules {
+    linker: Linker<P1State>,
+    cache: ModuleCache,
+}
+
+impl CoreModules {
+    /// WASIp1 linked for `engine`, no module yet.
+    pub(crate) fn new(engine: &wasmtime::Engine) -> Result<CoreModules> {
+        Ok(CoreModules {
+            linker: linker(engine)?,
+            cache: ModuleCache::default(),
+        })
+    }
+
+    /// Resolves the imports of a compiled module.
+    pub(crate) fn prepare(&self, module: &Module) -> Result<InstancePre<P1State>> {
+        prepare(&self.linker, module)
+    }
+
+    /// The linked module of `wasm` (a compiled program): from the cache when the same bytes
+    /// ran before, else compiled (on a blocking thread) and kept.
+    pub(crate) async fn linked(
+        &self,
+        engine: &wasmtime::Engine,
+        wasm: Arc<[u8]>,
+    ) -> Result<InstancePre<P1State>> {
+        let key: [u8; 32] = Sha256::digest(&wasm).into();
+        if let Some(pre) = self.cache.get(&key) {
+            return Ok(pre);
+        }
+        let engine = engine.clone();
+        let module = tokio::task::spawn_blocking(move || Module::new(&engine, &wasm))
+            .await
+            .map_err(SandboxError::blocking("compiling the module"))?
+            .map_err(SandboxError::wasm("compiling the module"))?;
+        let pre = self.prepare(&module)?;
+        self.cache.put(key, pre.clone());
+        Ok(pre)
+    }
+}
+
+/// Runs one instance of `guest` on `host`, with `files` placed first and `files.fetch` read
+/// back after.
+pub(crate) async fn run(
+    host: &Host,
     guest: ModuleGuest<'_>,
     stdin: &[u8],
     limits: &Limits,
     files: &JobFiles,
-    dirs: &crate::engine::rundir::RunDirs,
-) -> Result<(RawRun, BTreeMap<String, Vec<u8>>)> {
-    run::run(engine, &guest, stdin.to_vec(), limits, files, dirs).await
+) -> Result<(RunResult, BTreeMap<String, Vec<u8>>)> {
+    let (raw, fetched) = host.run(&guest, stdin.to_vec(), limits, files).await?;
+    Ok((raw.into_result(), fetched))
 }
 
 async fn run_entry(
@@ -144,7 +191,7 @@ async fn run_entry(
 /// Linked modules of compiled programs, by the module's SHA-256 (a group of completions often
 /// repeats a program; Cranelift compiles each distinct module once per process), the least
 /// recently used dropped first.
-pub(crate) struct ModuleCache {
+struct ModuleCache {
     entries: std::sync::Mutex<lru::LruCache<[u8; 32], InstancePre<P1State>>>,
 }
 
@@ -165,12 +212,12 @@ impl Default for ModuleCache {
 impl ModuleCache {
     /// The linked module for `key`, now the most recently used. A cache poisoned by a panic
     /// elsewhere is still a cache: its entries are whole modules or absent.
-    pub(crate) fn get(&self, key: &[u8; 32]) -> Option<InstancePre<P1State>> {
+    fn get(&self, key: &[u8; 32]) -> Option<InstancePre<P1State>> {
         self.lock().get(key).cloned()
     }
 
     /// Keeps `pre` under `key`, dropping the least recently used module when full.
-    pub(crate) fn put(&self, key: [u8; 32], pre: InstancePre<P1State>) {
+    fn put(&self, key: [u8; 32], pre: InstancePre<P1State>) {
         self.lock().put(key, pre);
     }
 

@@ -1,7 +1,9 @@
 //! CPython, the Python guest: a WASIp2 command component snapshotted with the test harness
-//! ([`harness`]), run on the engine's one run path with its run directory as `/tmp`.
+//! ([`harness`]), run on the engine's one run path with its run directory as `/tmp`; `runner`
+//! holds it for a sandbox (linked once, the harness as jobs get it, the version) and runs jobs.
 
 pub mod harness;
+pub(crate) mod runner;
 
 use std::future::Future;
 
