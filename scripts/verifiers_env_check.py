@@ -10,7 +10,11 @@ the one `grpo score --tasks PACK` gives the same completion:
   give format a share) and a code task (builtin:python, run in the sandbox), and to a task
   of a pack written to a file and named by a relative path, scored by verifiers'
   `Task.score` in-process and by `vf-replay` over a run directory that `vf-eval --dry-run`
-  configured (no model server: replay scores saved traces), equal `grpo score`'s rewards;
+  configured (replay scores saved traces), equal `grpo score`'s rewards;
+- whole `vf-eval` rollouts (harness program, interception server, tool servers, scoring)
+  against a scripted OpenAI-compatible endpoint that answers with given replies (and, with
+  the python tool on, first calls it) give `grpo score`'s rewards, and the tool's output in
+  the trace is what our interpreter printed;
 - `vf-validate` (model-free) finds every selected task's own answer correct and an
   untouched task unsolved;
 - with `task.python_tool`, each rollout's `python` tool, brought up by verifiers' own
@@ -22,9 +26,11 @@ the one `grpo score --tasks PACK` gives the same completion:
   trace, never a reward;
 - examples/environments/verifiers_taskset.py runs as written and prints these rewards.
 
-    python3 scripts/verifiers_env_check.py   # in a venv with verifiers and the grpo_rewards wheel
+    python3 scripts/verifiers_env_check.py   # in a venv with verifiers, uv and the grpo_rewards wheel
 
-`grpo` is `$GRPO_BIN`, else target/debug/grpo of this checkout.
+`grpo` is `$GRPO_BIN`, else target/debug/grpo of this checkout. verifiers' harness programs
+run through `uv` (found beside this Python or on PATH), which fetches their own packages
+(openai, mcp) from PyPI on first use.
 """
 
 from __future__ import annotations
@@ -32,9 +38,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import grpo_rewards
@@ -225,6 +234,121 @@ def check_python_tool() -> None:
     print("python tool: verifiers serves our interpreter per rollout over MCP (state kept, isolated, limits, closed)")
 
 
+class ScriptedModel:
+    """An OpenAI-compatible chat endpoint that plays a fixed script instead of sampling: for a
+    conversation whose first user message is a scripted prompt it first calls the `python`
+    tool with that prompt's code (when the request offers tools and the script has code),
+    then replies with that prompt's text. Streams when asked, as verifiers' harnesses ask."""
+
+    def __init__(self, replies: dict[str, str], code: dict[str, str]) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                data, stream = model.respond(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream" if stream else "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.replies, self.code = replies, code
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def respond(self, body: dict) -> tuple[bytes, bool]:
+        messages = body["messages"]
+        prompt = next(m["content"] for m in messages if m["role"] == "user")
+        prompt = prompt if isinstance(prompt, str) else "".join(p.get("text", "") for p in prompt)
+        called = any(m["role"] == "tool" for m in messages)
+        if body.get("tools") and prompt in self.code and not called:
+            call = {"id": "call_0", "type": "function",
+                    "function": {"name": "python", "arguments": json.dumps({"code": self.code[prompt]})}}
+            message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+        else:
+            message, finish = {"role": "assistant", "content": self.replies[prompt]}, "stop"
+        head = {"id": "scripted", "created": int(time.time()), "model": body.get("model", "scripted")}
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        if not body.get("stream"):
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            return json.dumps({**head, "object": "chat.completion", "choices": [choice], "usage": usage}).encode(), False
+        delta = dict(message)
+        if "tool_calls" in delta:
+            delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(delta["tool_calls"])]
+        chunk = {**head, "object": "chat.completion.chunk"}
+        events = [
+            {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+            {**chunk, "choices": [], "usage": usage},
+        ]
+        return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n", True
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def vf_eval(pack: str, n: int, model: ScriptedModel, out: Path, *flags: str) -> list:
+    """`vf-eval`'s traces for the first `n` tasks of `pack`: verifiers' `null` harness (one
+    chat program, its tools over MCP) on the subprocess runtime, the model at `model`."""
+    uv = shutil.which("uv", path=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert uv, "vf-eval's harness programs run through uv: pip install uv into this venv"
+    env = {**os.environ, "PATH": f"{Path(uv).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    args = [str(BIN / "vf-eval"), TASKSET, "--env.taskset.pack", pack, "-n", str(n), "-m", "scripted",
+            "--client.base-url", model.url, "--env.agent.harness.id", "null",
+            "--env.agent.runtime.type", "subprocess", "--no-rich", "-o", str(out), "--run.dir", "run", *flags]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, f"vf-eval: exit {done.returncode}\n{done.stderr[-4000:]}"
+    from verifiers.v1.configs.agent import WireAgentConfig
+    from verifiers.v1.task import WireTaskData
+
+    episodes = read_episodes(out / "run", Trace[WireTaskData, vf.State, WireAgentConfig])
+    traces = sorted((t for e in episodes for t in e.traces), key=lambda t: t.task.data.idx)
+    assert len(traces) == n, traces
+    for t in traces:
+        assert t.ok and not t.errors, (t.task.data.id, t.errors)
+    return traces
+
+
+def check_eval(work: Path) -> None:
+    """A whole `vf-eval` rollout per task (harness program, interception, tool servers, scoring),
+    the model a script: rewards as `grpo score` gives them, the tool's output our interpreter's."""
+    arith = grpo_rewards.Pack("builtin:arith")
+    tasks = [arith.task(i) for i in arith.ids()[:2]]
+    expression = tasks[0]["metadata"]["expression"]
+    replies = {tasks[0]["prompt"]: f"<think>{expression} = {tasks[0]['answer']}</think><answer>{tasks[0]['answer']}</answer>",
+               tasks[1]["prompt"]: f"<answer>{int(tasks[1]['answer']) + 1}</answer>"}
+    python = grpo_rewards.Pack("builtin:python")
+    code = python.task(python.ids()[0])
+    replies[code["prompt"]] = f"```python\n{code['reference']}\n```"
+    model = ScriptedModel(replies, {tasks[0]["prompt"]: f"print({expression})"})
+    try:
+        traces = vf_eval("builtin:arith", 2, model, work / "eval-arith", "--env.taskset.task.python-tool", "true")
+        traces += vf_eval("builtin:python", 1, model, work / "eval-python")
+    finally:
+        model.close()
+    rewards = []
+    for trace, pack in zip(traces, ["builtin:arith", "builtin:arith", "builtin:python"]):
+        reply = trace.assistant_messages[-1].content
+        assert reply == replies[trace.task.data.prompt], (reply, trace.task.data)
+        want = grpo_score(pack, trace.task.data.id, [reply], work)[0]
+        assert trace.reward == want["reward"] and set(trace.rewards) == {"pack_reward"}, (trace.rewards, want)
+        rewards.append(trace.reward)
+    assert rewards[0] > rewards[1], rewards
+    tool = [m.content for m in traces[0].tool_messages]
+    assert tool == [f"{tasks[0]['answer']}\n"], tool  # printed by our interpreter, through MCP
+    assert [t.name for t in traces[0].tools] == ["python"] and not traces[2].tools, (traces[0].tools, traces[2].tools)
+    assert tool_servers() == [], f"tool servers left running: {tool_servers()}"
+    print(f"vf-eval (scripted model): rewards {rewards} as grpo score gives them; the python tool printed {tool[0]!r}")
+
+
 def check_example(work: Path, arith: list[float], python: list[float]) -> None:
     example = ROOT / "examples" / "environments" / "verifiers_taskset.py"
     done = subprocess.run([sys.executable, str(example)], cwd=work, capture_output=True, text=True, timeout=600)
@@ -273,6 +397,7 @@ def main() -> None:
         check_validate("builtin:python", 5, work)
         check_errors()
         check_python_tool()
+        check_eval(work)
         check_example(work, arith_rewards, python_rewards)
     print("verifiers env check: ok")
 
