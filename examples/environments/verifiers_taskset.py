@@ -2,13 +2,12 @@
 """A verifiers (0.4) taskset over grpo-rs task packs, rewarded by the same `Scorer` as
 `grpo score`.
 
-verifiers finds the taskset by name, so evaluating a model on a pack is one command:
+verifiers finds the taskset by name, so evaluating a model on a pack is one command (here
+with verifiers' plain chat harness on this machine; add `--env.taskset.task.python-tool true`
+to give the policy a `python` tool that runs in our sandbox, one interpreter per rollout):
 
-    vf-eval grpo-taskset --env.taskset.pack builtin:arith -m MODEL -n 20
-    vf-eval grpo-taskset --env.taskset.pack builtin:arith --env.taskset.task.python-tool true ...
-
-(the second gives the policy a `python` tool that runs in our sandbox, one interpreter per
-rollout).
+    vf-eval grpo-taskset --env.taskset.pack builtin:arith -n 20 -m MODEL \
+        --client.base-url URL --env.agent.harness.id null --env.agent.runtime.type subprocess
 
 Here verifiers' loader builds it as `vf-eval` does, and `Task.score` rewards a right and a
 wrong reply to the first task of a math pack and of a code pack (the code runs in the

@@ -21,7 +21,9 @@ code tool that runs in our sandbox (``grpo_rewards.verifiers_tools``).
     await task.score(trace)                      # trace.reward, trace.rewards["pack_reward"]
 
 ``vf-eval`` loads it by name from the top-level module ``grpo_taskset``:
-``vf-eval grpo-taskset --env.taskset.pack builtin:arith``.
+``vf-eval grpo-taskset --env.taskset.pack builtin:arith -m MODEL --env.agent.harness.id null
+--env.agent.runtime.type subprocess`` (a plain chat on this machine; verifiers' defaults are
+its bash harness in a Prime sandbox).
 
 A reply that cannot be scored (the task is not in the pack, the sandbox failed) raises, and
 verifiers records the error on the trace: it is never a reward.
