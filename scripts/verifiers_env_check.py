@@ -100,7 +100,8 @@ def replay(pack: str, task: PackTask, replies: list[str], work: Path) -> list[fl
     vf_cli("vf-eval", TASKSET, "--env.taskset.pack", pack, "--dry-run", "-o", str(work / "runs"), "--run.dir", "src")
     source = work / "runs" / "src"
     saved = json.loads(next((source / "configs" / "resolved").glob("*.json")).read_text())
-    assert saved["env"]["taskset"]["pack"] == grpo_rewards.verifiers_env._spec(pack), saved["env"]["taskset"]
+    absolute = pack if pack.startswith("builtin:") else os.path.abspath(pack)
+    assert saved["env"]["taskset"]["pack"] == absolute, saved["env"]["taskset"]
     for reply in replies:
         trace = reply_trace(task, reply)
         write_episode(source, vf.Episode(task=trace.task, traces=[trace], ok=True))
