@@ -69,7 +69,8 @@ logging at every step (counted in its "other"; ours writes its jsonl records bet
 The first run creates a venv under target/trl-venv with pinned `trl`, `transformers`, `torch`,
 `datasets`, `accelerate`, `gguf` (transformers reads GGUF with it) and `requests`, then
 re-runs itself in it. PyPI's torch wheel for Linux x86_64 depends on the CUDA runtime wheels:
-the venv is about 6 GB (the CPU-only wheels live on download.pytorch.org, not on PyPI).
+the venv is about 6 GB (the CPU-only wheels live on download.pytorch.org, not on PyPI), installed
+a wheel at a time so that the downloads never sit beside it (`install_in_stages`).
 """
 import argparse
 import copy
@@ -97,6 +98,7 @@ PACKAGES = [
     "requests==2.34.2",
     "peft==0.21.2",
 ]
+PIP = "pip==26.3"
 # Written into the venv once PACKAGES are installed: a venv made for another list is updated.
 STAMP = VENV / "grpo-rs-packages.txt"
 
@@ -119,6 +121,37 @@ TINY_ALPHABET = "0123456789+-*/()=,.? \n"
 CHAR_EOS, CHAR_UNK = "<|endoftext|>", "<unk>"
 
 
+def install_in_stages(py, packages):
+    """Installs `packages` and what they need into the venv of `py`, one platform wheel per pip
+    call.
+
+    One pip call keeps every wheel it downloaded until it exits: for torch and its CUDA wheels
+    that is 3 GB of downloads beside the 6 GB they unpack to. pip resolves the whole set first
+    (`--dry-run --report`, which reads the wheels' metadata, not the wheels), then installs the
+    pinned result with `--no-deps`: the pure-Python wheels in one call, each platform wheel in
+    its own, so at most one large download sits on disk at a time.
+    """
+    pip = [str(py), "-m", "pip", "--disable-pip-version-check"]
+    # A pip that resolves from the metadata PyPI serves beside each wheel (PEP 658): the pip
+    # that venv brings with Python 3.11 downloads every wheel to read it.
+    subprocess.run([*pip, "install", "-q", PIP], check=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        report_path = pathlib.Path(scratch) / "report.json"
+        subprocess.run(
+            [*pip, "install", "-q", "--dry-run", "--ignore-installed", "--report", str(report_path), *packages],
+            check=True,
+        )
+        report = json.loads(report_path.read_text())
+    pure, platform = [], []
+    for item in report["install"]:
+        pin = f'{item["metadata"]["name"]}=={item["metadata"]["version"]}'
+        wheel = item["download_info"]["url"].rsplit("/", 1)[-1]
+        (pure if wheel.endswith("-none-any.whl") else platform).append(pin)
+    for batch in [pure, *([pin] for pin in platform)]:
+        if batch:
+            subprocess.run([*pip, "install", "-q", "--no-deps", *batch], check=True)
+
+
 def ensure_venv(script=__file__):
     """Re-executes `script` (this file by default; `trl_real_run.py` shares the venv) inside a
     venv that has TRL."""
@@ -130,7 +163,7 @@ def ensure_venv(script=__file__):
         print(f"setting up {VENV} with {' '.join(PACKAGES)}", file=sys.stderr)
         if not py.exists():
             subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", *PACKAGES], check=True)
+        install_in_stages(py, PACKAGES)
         STAMP.write_text(wanted)
     os.execv(str(py), [str(py), str(script), *sys.argv[1:]])
 
