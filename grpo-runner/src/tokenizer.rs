@@ -246,6 +246,7 @@ impl Tokenizer {
             .save(&path, false)
             .map_err(|e| tok_err(format!("{}: {e}", path.display())))?;
         let config = TokenizerConfig {
+            tokenizer_class: Some(Value::String(FAST_TOKENIZER_CLASS.to_owned())),
             eos_token: self.eos_token.clone().map(Value::String),
             bos_token: self.bos_token.clone().map(Value::String),
             chat_template: self.chat_template.clone().map(Value::String),
@@ -364,9 +365,17 @@ impl Tokenizer {
 /// GGUF `tokenizer.ggml.pre = "qwen2"` pre-tokenizer regex (from Qwen2's tokenizer.json).
 const QWEN2_PRE_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
+/// What a saved `tokenizer_config.json` names as its class: transformers' class for a bare
+/// `tokenizer.json`. Without it, `AutoTokenizer` guesses from the model's `config.json` (a
+/// Llama-shaped model gets `CodeLlamaTokenizer`, which turns spaces into `▁` and drops them on
+/// decode), so TRL, PEFT or tinker-cookbook would read our text differently from us.
+const FAST_TOKENIZER_CLASS: &str = "PreTrainedTokenizerFast";
+
 /// The fields of HF's `tokenizer_config.json` this crate reads and writes.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct TokenizerConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tokenizer_class: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     eos_token: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -427,6 +436,12 @@ mod tests {
         );
         assert_eq!(back.eos_token_ids(), tok.eos_token_ids());
         assert_eq!(back.chat_template(), Some(CHATML));
+        // transformers' AutoTokenizer is told which class reads tokenizer.json as we do.
+        let config: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("tokenizer_config.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(config["tokenizer_class"], "PreTrainedTokenizerFast");
     }
 
     #[test]
