@@ -4,6 +4,12 @@
 //! `EXT*`, persistent ids, out-of-band buffers) is refused: reading a pickle never runs or
 //! names a Python object, whatever the file holds.
 //!
+//! Why not `serde-pickle`: it resolves a fixed set of globals (`builtins.set`, `frozenset`,
+//! `bytearray`, `list`, `int`, `_codecs.encode`, `copy_reg._reconstructor`, …) and applies
+//! `REDUCE` and `BUILD` to them, so a pickle that names code reads as data there; it refuses
+//! only the globals it does not know. This reader's promise is the stronger one, that every
+//! opcode naming code is an error, and no option of that crate gives it.
+//!
 //! ```
 //! use grpo_tasks::import::pickle::loads;
 //! // pickle.dumps("hi", protocol=4)
