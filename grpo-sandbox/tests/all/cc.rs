@@ -552,7 +552,7 @@ fn the_wall_clock_limit_kills_the_compiler() {
     let start = Instant::now();
     let compiled = compile_with(CLang::C, &fresh(&macro_bomb()), &limits);
     assert!(
-        start.elapsed() < Duration::from_secs(4),
+        start.elapsed() < Duration::from_secs(20),
         "{:?}",
         start.elapsed()
     );

@@ -752,7 +752,7 @@ mod waiting {
             let s = sandbox.clone();
             let sleeper = tokio::spawn(async move {
                 s.run(
-                    "import time\ntime.sleep(6)\nprint('woke')",
+                    "import time\ntime.sleep(12)\nprint('woke')",
                     b"",
                     &sleeper_limits,
                 )
@@ -805,7 +805,7 @@ mod waiting {
             ..quick()
         };
         let started = Instant::now();
-        let r = run_with("import time\ntime.sleep(20)\nprint('woke')", "", &limits);
+        let r = run_with("import time\ntime.sleep(12)\nprint('woke')", "", &limits);
         assert_eq!(r.status, RunStatus::Timeout, "{r:?}");
         assert!(r.stderr.contains("time limit"), "{r:?}");
         assert!(started.elapsed().as_secs() < 15, "{:?}", started.elapsed());

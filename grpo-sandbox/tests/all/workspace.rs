@@ -136,7 +136,7 @@ fn a_loop_honours_its_timeout() {
         assert_eq!(r.exit_code, 124, "{r:?}");
         assert!(r.timed_out);
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            started.elapsed() < Duration::from_secs(30),
             "{:?}",
             started.elapsed()
         );
