@@ -3,7 +3,9 @@
 # venv per framework with the grpo_rewards wheel of scripts/python_package_check.sh
 # (target/wheels-$PROFILE, built first when missing), then scripts/sandbox_providers_check.py;
 # and `skyrl`: SkyRL-Gym's own registry drives the environment over our tasks
-# (scripts/skyrl_env_check.py).
+# (scripts/skyrl_env_check.py). In the verifiers venv, verifiers' own loader, `vf-eval`,
+# `vf-validate` and `vf-replay` also drive the taskset over our packs
+# (scripts/verifiers_env_check.py; `uv` runs vf-eval's harness programs).
 #
 #   scripts/sandbox_providers_check.sh                  # verifiers, tinker, nemo_gym, skyrl, soak
 #   scripts/sandbox_providers_check.sh tinker
@@ -25,13 +27,14 @@ if [ -z "$(ls "$wheels"/*.whl 2>/dev/null)" ]; then
     "$tools/bin/maturin" build -m grpo-py/Cargo.toml --profile "$profile" --out "$wheels" >/dev/null
 fi
 wheel="$(ls "$wheels"/*.whl | head -n 1)"
+grpo="$(realpath "${GRPO_BIN:-target/debug/grpo}")"
 pip_q=(-q --disable-pip-version-check)
 for framework in "${@:-verifiers tinker nemo_gym skyrl soak}"; do
   for name in $framework; do
     venv="$(mktemp -d)/venv"
     python3 -m venv "$venv"
     case "$name" in
-        verifiers) "$venv/bin/pip" install "${pip_q[@]}" "verifiers==0.4.0" ;;
+        verifiers) "$venv/bin/pip" install "${pip_q[@]}" "verifiers==0.4.0" "uv==0.13.9" ;;
         tinker)
             "$venv/bin/pip" install "${pip_q[@]}" --no-deps "tinker-cookbook==0.5.8"
             "$venv/bin/pip" install "${pip_q[@]}" "chz==0.4.0" "aiohttp==3.14.5" ;;
@@ -49,6 +52,9 @@ for framework in "${@:-verifiers tinker nemo_gym skyrl soak}"; do
         (cd "$(dirname "$venv")" && "$venv/bin/python" "$OLDPWD/scripts/skyrl_env_check.py")
     else
         (cd "$(dirname "$venv")" && "$venv/bin/python" "$OLDPWD/scripts/sandbox_providers_check.py" "$name")
+        if [ "$name" = verifiers ]; then
+            (cd "$(dirname "$venv")" && GRPO_BIN="$grpo" "$venv/bin/python" "$OLDPWD/scripts/verifiers_env_check.py")
+        fi
     fi
     rm -rf "$(dirname "$venv")"
   done
